@@ -1,0 +1,134 @@
+public import SecItemCore
+import Foundation
+import Synchronization
+
+/// A process-local store that behaves exactly like the persistent backends: the
+/// reference implementation of ``SecItemBackend``, and the store for tests.
+///
+/// Thread-safe (a `Mutex` around its storage; checked `Sendable`). Every
+/// instance is its own isolated store.
+///
+/// Fault injection lets an app test its error paths:
+///
+/// ```swift
+/// let store = MemoryBackend()
+/// store.injectFault(errSecInteractionNotAllowed)            // the next call fails
+/// store.injectFault(errSecIO, on: [.add], persistent: true) // every add fails
+/// ```
+public final class MemoryBackend: SecItemBackend {
+    /// The backend operations a fault can target.
+    public enum Operation: Sendable, Hashable, CaseIterable {
+        case add, fetch, update, delete
+    }
+
+    private struct Fault {
+        var error: SecItemError
+        var operations: Set<Operation>
+        var persistent: Bool
+    }
+
+    private struct Storage {
+        /// Items in insertion order.
+        var items: [UUID: StoredItem] = [:]
+        var order: [UUID] = []
+        var byPrimaryKey: [PrimaryKey: UUID] = [:]
+        var faults: [Fault] = []
+
+        mutating func checkFault(_ operation: Operation) throws(SecItemError) {
+            guard let index = faults.firstIndex(where: { $0.operations.contains(operation) }) else { return }
+            let fault = faults[index]
+            if !fault.persistent { faults.remove(at: index) }
+            throw fault.error
+        }
+
+        func matching(_ query: ItemQuery, limit: Int?) -> [StoredItem] {
+            if let id = query.persistentReferenceID {
+                guard let item = items[id], query.matches(item) else { return [] }
+                return [item]
+            }
+            var out: [StoredItem] = []
+            for id in order {
+                if let limit, out.count >= limit { break }
+                if let item = items[id], query.matches(item) { out.append(item) }
+            }
+            return out
+        }
+    }
+
+    private let storage = Mutex(Storage())
+
+    /// The name used in diagnostics.
+    public var name: String { "memory" }
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// Makes a later call fail with `status`, without touching the store.
+    /// - Parameters:
+    ///   - status: The status the failing call returns.
+    ///   - operations: Which backend operations fail; all by default.
+    ///   - persistent: `false` (default): only the next such call fails; `true`: every one until ``clearFaults()``.
+    public func injectFault(_ status: OSStatus, on operations: Set<Operation> = Set(Operation.allCases), persistent: Bool = false) {
+        let fault = Fault(
+            error: SecItemError(status, "fault injected by MemoryBackend.injectFault"), operations: operations,
+            persistent: persistent)
+        storage.withLock { $0.faults.append(fault) }
+    }
+
+    /// Removes every injected fault.
+    public func clearFaults() {
+        storage.withLock { $0.faults.removeAll() }
+    }
+
+    /// The number of items stored, in every group and class.
+    public var count: Int { storage.withLock { $0.items.count } }
+
+    public func add(_ item: StoredItem) throws(SecItemError) {
+        try storage.withLock { (s: inout Storage) throws(SecItemError) in
+            try s.checkFault(.add)
+            let key = item.primaryKey
+            guard s.byPrimaryKey[key] == nil else { throw SecItemError(errSecDuplicateItem) }
+            s.byPrimaryKey[key] = item.id
+            s.items[item.id] = item
+            s.order.append(item.id)
+        }
+    }
+
+    public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
+        try storage.withLock { (s: inout Storage) throws(SecItemError) in
+            try s.checkFault(.fetch)
+            return s.matching(query, limit: limit)
+        }
+    }
+
+    public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
+        try storage.withLock { (s: inout Storage) throws(SecItemError) in
+            try s.checkFault(.update)
+            let old = s.matching(query, limit: nil)
+            let new = old.map(transform)
+            let index = s.byPrimaryKey
+            try checkUpdateCollisions(new) { key in index[key] }
+            for item in old { s.byPrimaryKey[item.primaryKey] = nil }
+            for item in new {
+                s.byPrimaryKey[item.primaryKey] = item.id
+                s.items[item.id] = item
+            }
+            return new.count
+        }
+    }
+
+    public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
+        try storage.withLock { (s: inout Storage) throws(SecItemError) in
+            try s.checkFault(.delete)
+            let doomed = s.matching(query, limit: nil)
+            guard !doomed.isEmpty else { return 0 }
+            let ids = Set(doomed.map(\.id))
+            for item in doomed {
+                s.byPrimaryKey[item.primaryKey] = nil
+                s.items[item.id] = nil
+            }
+            s.order.removeAll { ids.contains($0) }
+            return doomed.count
+        }
+    }
+}

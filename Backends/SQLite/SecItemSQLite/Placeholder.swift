@@ -1,0 +1,1 @@
+// The file backend arrives with issue 3.

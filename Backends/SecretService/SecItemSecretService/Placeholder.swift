@@ -1,0 +1,1 @@
+// The Secret Service backend arrives with issue 4.

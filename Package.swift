@@ -1,0 +1,104 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "swift-secitem-linux",
+    products: [
+        .library(name: "SecItem", targets: ["SecItem"]),
+        .library(name: "SecItemCore", targets: ["SecItemCore"]),
+        .library(name: "SecItemConformance", targets: ["SecItemConformance"]),
+        .library(name: "SecItemMemory", targets: ["SecItemMemory"]),
+        .library(name: "SecItemSQLite", targets: ["SecItemSQLite"]),
+        .library(name: "SecItemSecretService", targets: ["SecItemSecretService"]),
+        .executable(name: "secitem", targets: ["secitem"]),
+    ],
+    targets: [
+        // MARK: Core and the module users import
+        .target(name: "SecItemCore", path: "Sources/SecItemCore"),
+        .target(
+            name: "SecItem",
+            dependencies: ["SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService"],
+            path: "Sources/SecItem"
+        ),
+        .target(name: "SecItemConformance", dependencies: ["SecItemCore"], path: "Sources/SecItemConformance"),
+        .executableTarget(name: "secitem", dependencies: ["SecItem"], path: "Sources/secitem"),
+
+        // MARK: Backends
+        .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),
+        .systemLibrary(
+            name: "CSecItemSQLite3",
+            path: "Backends/SQLite/CSecItemSQLite3",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSecItemCrypto",
+            path: "Backends/SQLite/CSecItemCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "SecItemSQLite",
+            dependencies: ["SecItemCore", "CSecItemSQLite3", "CSecItemCrypto"],
+            path: "Backends/SQLite/SecItemSQLite"
+        ),
+        .systemLibrary(
+            name: "CSecItemLibsecret",
+            path: "Backends/SecretService/CSecItemLibsecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        .target(
+            name: "SecItemSecretService",
+            dependencies: ["SecItemCore", "CSecItemLibsecret"],
+            path: "Backends/SecretService/SecItemSecretService"
+        ),
+
+        // MARK: Examples (built and run by the tests)
+        .executableTarget(name: "KeychainHelperExample", dependencies: ["SecItem"], path: "Examples/KeychainHelperExample"),
+
+        // MARK: Benchmarks
+        .executableTarget(
+            name: "SecItemBenchmarks",
+            dependencies: ["SecItem", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto"],
+            path: "Benchmarks/SecItemBenchmarks"
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "SecItemCoreTests",
+            dependencies: ["SecItemCore", "SecItemMemory", "SecItem"],
+            path: "Tests/SecItemCoreTests"
+        ),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItem"],
+            path: "Tests/ConformanceTests"
+        ),
+        .testTarget(
+            name: "SQLiteBackendTests",
+            dependencies: ["SecItemSQLite", "SecItem", "CSecItemSQLite3"],
+            path: "Tests/SQLiteBackendTests"
+        ),
+        .testTarget(
+            name: "SecretServiceBackendTests",
+            dependencies: ["SecItemSecretService", "SecItem"],
+            path: "Tests/SecretServiceBackendTests"
+        ),
+        .testTarget(
+            name: "ExampleTests",
+            dependencies: ["SecItem"],
+            path: "Tests/ExampleTests"
+        ),
+    ]
+)
+
+// Manifest-wide strictness (swift-log's approach): Swift 6 language mode is the
+// default for tools-version 6; add upcoming features that keep the code honest.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,73 @@
+public import Foundation
+
+/// A typed attribute value, as stored by every backend.
+///
+/// The kind of value is kept (an account given as `Data` comes back as `Data`).
+/// Equality for matching and for primary keys is ``canonicalBytes(kind:)``-based,
+/// so a blob String and the Data of its UTF-8 bytes are the same value.
+public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
+    case string(String)
+    case data(Data)
+    case number(Int64)
+    case date(Date)
+
+    /// The value as the result dictionaries return it: `String`, `Data`, `Int` or `Date`.
+    public var anyValue: Any {
+        switch self {
+        case .string(let s): return s
+        case .data(let d): return d
+        case .number(let n): return Int(n)
+        case .date(let d): return d
+        }
+    }
+
+    /// The value as text, when it is a string or UTF-8 data.
+    public var stringValue: String? {
+        switch self {
+        case .string(let s): return s
+        case .data(let d): return String(bytes: d, encoding: .utf8)
+        case .number(let n): return String(n)
+        case .date: return nil
+        }
+    }
+
+    /// The value's number, when it is one.
+    public var numberValue: Int64? {
+        if case .number(let n) = self { return n }
+        return nil
+    }
+
+    /// A byte encoding under which two values are equal exactly when SecItem
+    /// considers them the same value: blob strings, data and numbers compare by
+    /// their bytes; other kinds are tagged so that, for example, the number 80 and
+    /// the protocol string "80" cannot collide by accident.
+    public func canonicalBytes(kind: AttributeKind) -> [UInt8] {
+        switch (kind, self) {
+        case (.blob, .string(let s)), (.string, .string(let s)), (.access, .string(let s)),
+            (.data, .string(let s)):
+            return [0x62] + Array(s.utf8)
+        case (_, .data(let d)):
+            return [0x62] + Array(d)
+        case (.blob, .number(let n)):
+            return [0x62] + Array(String(n).utf8)
+        case (_, .number(let n)):
+            return [0x6E] + Array(String(n).utf8)
+        case (_, .string(let s)):
+            return [0x73] + Array(s.utf8)
+        case (_, .date(let d)):
+            let bits = d.timeIntervalSinceReferenceDate.bitPattern
+            return [0x64] + (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * $0)) }
+        }
+    }
+
+    /// Never prints the value: attribute values can be account names and other
+    /// identifying data, and descriptions end up in logs.
+    public var description: String {
+        switch self {
+        case .string(let s): return "string(\(s.utf8.count) bytes)"
+        case .data(let d): return "data(\(d.count) bytes)"
+        case .number: return "number"
+        case .date: return "date"
+        }
+    }
+}

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// A store of keychain items: the small, storage-level contract every backend
+/// implements. The SecItem semantics live in the core (``SecItemClient``);
+/// a backend stores and finds ``StoredItem`` values and nothing more.
+///
+/// Rules a conforming type must keep (the conformance kit,
+/// `SecItemConformance.ConformanceSuite`, checks every one of them; a backend is
+/// done when it passes the whole kit):
+///
+/// - **No parsing, no statuses of its own invention.** A backend never sees a
+///   query dictionary. It throws ``SecItemError`` with `errSecDuplicateItem` for a
+///   primary-key collision and with an infrastructure status (`errSecIO`,
+///   `errSecNotAvailable`, `errSecAuthFailed`, `errSecInteractionNotAllowed`,
+///   `errSecDecode`, …) and a detail for a failure of its own. It returns counts;
+///   the core turns zero matches into `errSecItemNotFound`.
+/// - **One matcher.** Results are exactly the stored items for which
+///   ``ItemQuery/matches(_:)`` is true. A backend may narrow its native search with
+///   the query's fields first, but filters with `matches`.
+/// - **One primary key.** Uniqueness is ``StoredItem/primaryKey``, nothing else.
+/// - **Atomic calls.** A call that throws has changed nothing. ``update(matching:_:)``
+///   changes every match or none: if any new primary key collides with another
+///   item's, or two updated items would share one, it throws
+///   `errSecDuplicateItem` and the store is as before.
+/// - **Order.** ``fetch(matching:limit:)`` returns matches oldest first (insertion
+///   order where the store keeps one), so `limit: 1` is deterministic.
+/// - **Threads.** Every method may be called from many threads at once.
+/// - **No secrets in errors.** Details name keys, files and causes, never data.
+///
+/// A backend opens its file or connection in its own (throwing) initializer;
+/// the protocol demands none.
+public protocol SecItemBackend: Sendable {
+    /// A short name for diagnostics ("memory", "file", "secret-service").
+    var name: String { get }
+
+    /// Stores a new item.
+    /// - Throws: `errSecDuplicateItem` when an item with the same ``StoredItem/primaryKey`` exists.
+    func add(_ item: StoredItem) throws(SecItemError)
+
+    /// Returns up to `limit` items matching `query` (all when `limit` is `nil`), oldest first.
+    func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem]
+
+    /// Replaces every item matching `query` with `transform(item)`, atomically.
+    ///
+    /// `transform` keeps the item's ``StoredItem/id``; the new item's primary key
+    /// may differ from the old one's.
+    /// - Returns: The number of items updated (0 when nothing matched).
+    /// - Throws: `errSecDuplicateItem`, with nothing changed, on a collision.
+    func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int
+
+    /// Deletes every item matching `query`.
+    /// - Returns: The number of items deleted (0 when nothing matched).
+    func delete(matching query: ItemQuery) throws(SecItemError) -> Int
+}
+
+/// Checks an update plan for primary-key collisions, for backends that apply an
+/// update item by item (no unique index to lean on).
+///
+/// - Parameters:
+///   - updated: The matched items after `transform`.
+///   - ownerOfKey: Returns the id of the stored item holding a primary key, if any.
+/// - Throws: `errSecDuplicateItem` when two updated items share a primary key,
+///   or one takes the key of a stored item that is not itself being updated.
+public func checkUpdateCollisions(
+    _ updated: [StoredItem],
+    ownerOfKey: (PrimaryKey) throws(SecItemError) -> UUID?
+) throws(SecItemError) {
+    let updatedIDs = Set(updated.map(\.id))
+    var seen = Set<PrimaryKey>()
+    for item in updated {
+        let key = item.primaryKey
+        guard seen.insert(key).inserted else {
+            throw SecItemError(errSecDuplicateItem, "the update would give two items the same primary key")
+        }
+        if let owner = try ownerOfKey(key), !updatedIDs.contains(owner) {
+            throw SecItemError(errSecDuplicateItem, "the update would collide with an existing item")
+        }
+    }
+}

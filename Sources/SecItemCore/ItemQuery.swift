@@ -1,0 +1,88 @@
+public import Foundation
+
+/// Which items a query sees by their `kSecAttrSynchronizable` state.
+public enum SynchronizableFilter: Sendable, Hashable {
+    /// `kSecAttrSynchronizable` absent or false: only non-synchronizable items.
+    case no
+    /// `kSecAttrSynchronizable` true: only synchronizable items.
+    case yes
+    /// `kSecAttrSynchronizableAny`: both.
+    case any
+
+    /// Whether an item with the given state passes.
+    public func admits(_ synchronizable: Bool) -> Bool {
+        switch self {
+        case .no: return !synchronizable
+        case .yes: return synchronizable
+        case .any: return true
+        }
+    }
+}
+
+/// A parsed, validated search: what a backend needs to find items, and the one
+/// matcher every backend uses (``matches(_:)``).
+///
+/// A backend may use ``itemClass``, ``persistentReferenceID``, ``accessGroups``,
+/// ``synchronizable`` and the equality constraints in ``attributes`` to narrow
+/// its native search (indexed columns, Secret Service attributes), but must
+/// return only items for which ``matches(_:)`` is true.
+public struct ItemQuery: Sendable, Hashable {
+    /// The class, or `nil` for a query by persistent reference without `kSecClass`.
+    public var itemClass: ItemClass?
+    /// The item's UUID, when the query is by persistent reference.
+    public var persistentReferenceID: UUID?
+    /// Equality constraints on attributes other than `agrp` and `sync`.
+    public var attributes: [String: AttributeValue]
+    /// The access groups searched: the one given, or every entitled group.
+    public var accessGroups: Set<String>
+    /// Which synchronizable states are visible.
+    public var synchronizable: SynchronizableFilter
+    /// `kSecMatchCaseInsensitive`: string comparisons ignore case.
+    public var caseInsensitive: Bool
+    /// `kSecUseAuthenticationUI` = allow: a backend may prompt (to unlock a keyring).
+    public var allowsInteraction: Bool
+
+    public init(
+        itemClass: ItemClass?,
+        persistentReferenceID: UUID? = nil,
+        attributes: [String: AttributeValue] = [:],
+        accessGroups: Set<String>,
+        synchronizable: SynchronizableFilter = .no,
+        caseInsensitive: Bool = false,
+        allowsInteraction: Bool = false
+    ) {
+        self.itemClass = itemClass
+        self.persistentReferenceID = persistentReferenceID
+        self.attributes = attributes
+        self.accessGroups = accessGroups
+        self.synchronizable = synchronizable
+        self.caseInsensitive = caseInsensitive
+        self.allowsInteraction = allowsInteraction
+    }
+
+    /// Whether `item` is one this query selects. The only matcher: every backend
+    /// filters with it, so every backend answers the same query the same way.
+    public func matches(_ item: StoredItem) -> Bool {
+        if let itemClass, item.itemClass != itemClass { return false }
+        if let persistentReferenceID, item.id != persistentReferenceID { return false }
+        guard accessGroups.contains(item.accessGroup) else { return false }
+        guard synchronizable.admits(item.isSynchronizable) else { return false }
+        for (key, wanted) in attributes {
+            guard let stored = item.attributes[key] else { return false }
+            if !Self.equal(stored, wanted, kind: Schema.kind(of: key), caseInsensitive: caseInsensitive) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Whether two values of an attribute are the same value under SecItem's rules.
+    public static func equal(_ a: AttributeValue, _ b: AttributeValue, kind: AttributeKind, caseInsensitive: Bool)
+        -> Bool
+    {
+        if a.canonicalBytes(kind: kind) == b.canonicalBytes(kind: kind) { return true }
+        guard caseInsensitive, kind == .blob || kind == .string else { return false }
+        guard let sa = a.stringValue, let sb = b.stringValue else { return false }
+        return sa.lowercased() == sb.lowercased()
+    }
+}

@@ -1,0 +1,270 @@
+public import Foundation
+
+/// How many items a search returns (`kSecMatchLimit`).
+public enum MatchLimit: Sendable, Hashable {
+    /// No `kSecMatchLimit`: one item, returned unwrapped.
+    case unspecified
+    /// A count: 1 returns one unwrapped item; 2 or more return an array.
+    case count(Int)
+    /// `kSecMatchLimitAll`: every match, as an array.
+    case all
+
+    /// The number to ask a backend for (`nil` = all).
+    var fetchLimit: Int? {
+        switch self {
+        case .unspecified: return 1
+        case .count(let n): return n
+        case .all: return nil
+        }
+    }
+
+    /// Whether the result is an array.
+    var returnsArray: Bool {
+        switch self {
+        case .unspecified: return false
+        case .count(let n): return n >= 2
+        case .all: return true
+        }
+    }
+}
+
+/// Which `kSecReturn…` keys were set to true.
+public struct ReturnFlags: Sendable, Hashable {
+    public var data = false
+    public var attributes = false
+    public var ref = false
+    public var persistentRef = false
+
+    var count: Int { [data, attributes, ref, persistentRef].filter { $0 }.count }
+}
+
+/// Which call a dictionary belongs to; the rules differ per call (contract §4, §5).
+enum Role {
+    case add
+    case search
+    /// The search query of SecItemUpdate or SecItemDelete: kSecMatch…/kSecReturn…/
+    /// kSecValueData are ignored (the Linux profile), kSecMatchCaseInsensitive honoured.
+    case modifyQuery
+    /// SecItemUpdate's attributesToUpdate.
+    case changes
+}
+
+/// A query dictionary parsed into typed values; every errSecParam, errSecNoSuchAttr,
+/// errSecNoSuchClass and errSecMissingEntitlement is decided while building it.
+struct ParsedDictionary {
+    var itemClass: ItemClass?
+    var persistentRef: (ItemClass, UUID)?
+    /// Attribute values, `agrp` and `sync` excluded.
+    var attributes: [String: AttributeValue] = [:]
+    var accessGroup: String?
+    var synchronizable: SynchronizableFilter?
+    var data: Data?
+    var limit: MatchLimit = .unspecified
+    var returns = ReturnFlags()
+    var caseInsensitive = false
+    var allowsInteraction = false
+
+    static func parse(
+        _ dictionary: [String: Any],
+        role: Role,
+        itemClass fixedClass: ItemClass? = nil,
+        entitlements: AccessGroups
+    ) throws(SecItemError) -> ParsedDictionary {
+        var parsed = ParsedDictionary()
+
+        // The class first, so the attribute set is known.
+        if role == .changes {
+            parsed.itemClass = fixedClass
+        } else if let rawClass = dictionary["class"] {
+            guard case .string(let name) = RawValue(rawClass) else {
+                throw SecItemError(errSecParam, "kSecClass must be a string such as kSecClassGenericPassword")
+            }
+            guard let cls = ItemClass(rawValue: name) else {
+                throw SecItemError(errSecNoSuchClass, "'\(name)' is not a keychain item class")
+            }
+            parsed.itemClass = cls
+        }
+        if parsed.itemClass == .identity {
+            throw SecItemError(
+                errSecUnimplemented, "kSecClassIdentity is not implemented on Linux; store the certificate and key")
+        }
+
+        // Keys in a fixed order, so that with several problems the same one is reported every time.
+        for key in dictionary.keys.sorted() where key != "class" {
+            let raw = RawValue(dictionary[key]!)
+            try parsed.take(key: key, raw: raw, role: role, entitlements: entitlements)
+        }
+
+        if role != .changes, parsed.itemClass == nil, parsed.persistentRef == nil {
+            throw SecItemError(errSecParam, "the query has no kSecClass")
+        }
+        if let (refClass, _) = parsed.persistentRef {
+            let others = parsed.attributes.keys.count + (parsed.accessGroup == nil ? 0 : 1)
+                + (parsed.synchronizable == nil ? 0 : 1)
+            if others > 0 {
+                throw SecItemError(errSecParam, "a query by kSecValuePersistentRef cannot also constrain attributes")
+            }
+            if parsed.itemClass == nil { parsed.itemClass = refClass }
+        }
+        return parsed
+    }
+
+    private mutating func take(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
+        throws(SecItemError)
+    {
+        if role == .changes, !Schema.looksLikeAttribute(key) || key == "nleg" {
+            if key == "v_Data" {
+                guard case .data(let d) = raw else {
+                    throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
+                }
+                data = d
+                return
+            }
+            throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute and cannot be updated")
+        }
+        switch key {
+        case "nleg":
+            return  // kSecUseDataProtectionKeychain: accepted and ignored.
+        case "v_Data":
+            switch role {
+            case .add:
+                guard case .data(let d) = raw else {
+                    throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
+                }
+                data = d
+            default:
+                return  // A search ignores kSecValueData.
+            }
+        case "v_PersistentRef":
+            guard role != .add else {
+                throw SecItemError(errSecParam, "kSecValuePersistentRef cannot be given to SecItemAdd")
+            }
+            guard case .data(let d) = raw, let ref = PersistentReference.decode(d) else {
+                throw SecItemError(errSecParam, "kSecValuePersistentRef must be a 20-byte persistent reference")
+            }
+            persistentRef = ref
+        case "v_Ref":
+            throw SecItemError(errSecParam, "kSecValueRef (SecKey/SecCertificate objects) is not supported on Linux")
+        case _ where key.hasPrefix("v_"):
+            throw SecItemError(errSecParam, "'\(key)' is not a kSecValue key")
+        case "r_Data", "r_Attributes", "r_Ref", "r_PersistentRef":
+            guard role == .add || role == .search else { return }
+            guard let b = raw.asBool else {
+                throw SecItemError(errSecParam, "\(key) must be a Bool, not \(raw.typeName)")
+            }
+            switch key {
+            case "r_Data": returns.data = b
+            case "r_Attributes": returns.attributes = b
+            case "r_Ref": returns.ref = b
+            default: returns.persistentRef = b
+            }
+        case _ where key.hasPrefix("r_"):
+            guard role == .add || role == .search else { return }
+            throw SecItemError(errSecParam, "'\(key)' is not a kSecReturn key")
+        case "m_CaseInsensitive":
+            guard role != .add else { return }
+            guard let b = raw.asBool else {
+                throw SecItemError(errSecParam, "kSecMatchCaseInsensitive must be a Bool, not \(raw.typeName)")
+            }
+            caseInsensitive = b
+        case "m_Limit":
+            guard role == .search else { return }
+            switch raw {
+            case .string("m_LimitOne"): limit = .count(1)
+            case .string("m_LimitAll"): limit = .all
+            case .integer(let n) where n >= 0: limit = .count(Int(clamping: n))
+            case .double(let d) where d >= 0 && d == d.rounded(): limit = .count(Int(d))
+            default:
+                throw SecItemError(
+                    errSecParam, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a count ≥ 0")
+            }
+        case "m_ItemList":
+            guard role == .search else { return }
+            throw SecItemError(errSecUnimplemented, "kSecMatchItemList is not implemented on Linux")
+        case _ where key.hasPrefix("m_"):
+            guard role == .search else { return }
+            throw SecItemError(errSecParam, "'\(key)' is not a kSecMatch key this keychain supports")
+        case "u_AuthUI":
+            switch raw {
+            case .string("u_AuthUIA"): allowsInteraction = true
+            case .string("u_AuthUIF"), .string("u_AuthUIS"): allowsInteraction = false
+            default:
+                throw SecItemError(errSecParam, "kSecUseAuthenticationUI must be Allow, Fail or Skip")
+            }
+        case "u_AuthCtx", "u_OpPrompt":
+            return
+        case _ where key.hasPrefix("u_"):
+            throw SecItemError(errSecParam, "'\(key)' is not a kSecUse key")
+        case _ where Schema.looksLikeAttribute(key):
+            try takeAttribute(key: key, raw: raw, role: role, entitlements: entitlements)
+        default:
+            throw SecItemError(errSecParam, "'\(key)' is not a keychain query key")
+        }
+    }
+
+    private mutating func takeAttribute(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
+        throws(SecItemError)
+    {
+        guard let itemClass else {
+            // Only a persistent-ref query has no class; attributes with it are errSecParam.
+            throw SecItemError(errSecParam, "a query by kSecValuePersistentRef cannot also constrain attributes")
+        }
+        guard itemClass.attributeKeys.contains(key) else {
+            throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute of class \(itemClass.rawValue)")
+        }
+        switch key {
+        case "agrp":
+            guard case .string(let group) = try Coercion.attributeValue(raw, key: key) else { return }
+            guard entitlements.groups.contains(group) else {
+                throw SecItemError(
+                    errSecMissingEntitlement,
+                    "access group '\(group)' is not one this process is entitled to (SECITEM_ACCESS_GROUPS)")
+            }
+            accessGroup = group
+        case "sync":
+            if case .string("syna") = raw {
+                guard role == .search || role == .modifyQuery else {
+                    throw SecItemError(errSecParam, "kSecAttrSynchronizableAny is only valid in a search")
+                }
+                synchronizable = .any
+                return
+            }
+            guard case .number(let n) = try Coercion.attributeValue(raw, key: key) else {
+                throw SecItemError(errSecParam, "kSecAttrSynchronizable must be a Bool or kSecAttrSynchronizableAny")
+            }
+            synchronizable = n != 0 ? .yes : .no
+        default:
+            attributes[key] = try Coercion.attributeValue(raw, key: key)
+        }
+    }
+}
+
+/// The access groups a process is entitled to: the Linux stand-in for the
+/// `keychain-access-groups` entitlement. The first is where items go by default.
+///
+/// Access groups are a namespace, not a security boundary: every process of the
+/// same Linux user can open the same store.
+public struct AccessGroups: Sendable, Hashable {
+    /// The entitled groups, in order; never empty.
+    public let groups: [String]
+
+    /// The group new items go to when they name none.
+    public var defaultGroup: String { groups[0] }
+
+    /// The group a process without configuration is entitled to.
+    public static let defaultGroupName = "default"
+
+    /// Creates a list of entitled groups; an empty list means ``defaultGroupName``.
+    public init(_ groups: [String]) {
+        var seen = Set<String>()
+        let cleaned = groups.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && seen.insert($0).inserted }
+        self.groups = cleaned.isEmpty ? [Self.defaultGroupName] : cleaned
+    }
+
+    /// The groups from `SECITEM_ACCESS_GROUPS` (`a,b,c`), or the default group.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> AccessGroups
+    {
+        AccessGroups((environment["SECITEM_ACCESS_GROUPS"] ?? "").split(separator: ",").map(String.init))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// A keychain item class (`kSecClass`).
+public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case genericPassword = "genp"
+    case internetPassword = "inet"
+    case certificate = "cert"
+    case key = "keys"
+    /// Parsed so that it can be rejected clearly: identities are not implemented.
+    case identity = "idnt"
+
+    public var description: String { rawValue }
+
+    /// The attribute keys an item of this class may carry (contract §4).
+    public var attributeKeys: Set<String> { Schema.attributes[self] ?? [] }
+
+    /// The attributes that make an item unique, in canonical order (contract §3),
+    /// including `agrp` and `sync`, which are in every class's primary key.
+    public var primaryKeyAttributes: [String] { Schema.primaryKeys[self] ?? [] }
+}
+
+/// How an attribute's value is accepted, stored and compared (contract §4).
+public enum AttributeKind: Sendable, Hashable {
+    /// String, Data or number; returned as given; String and its UTF-8 Data are equal.
+    case blob
+    /// String (Data is decoded as UTF-8); returned as String.
+    case string
+    /// One of the `kSecAttrAccessible…` values.
+    case access
+    /// Data (a String is taken as its UTF-8 bytes); returned as Data.
+    case data
+    /// Integer, Bool (→ 0/1), or numeric string (→ number); a non-numeric string stays a string.
+    case number
+    /// Date.
+    case date
+}
+
+/// The attribute tables of the contract, in one place.
+public enum Schema {
+    static let common: Set<String> = ["agrp", "pdmn", "accc", "sync", "cdat", "mdat", "tkid"]
+
+    static let attributes: [ItemClass: Set<String>] = [
+        .genericPassword: common.union([
+            "acct", "svce", "gena", "desc", "icmt", "crtr", "type", "labl", "invi", "nega", "alis", "scrp", "cusi",
+        ]),
+        .internetPassword: common.union([
+            "acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "desc", "icmt", "crtr", "type", "labl",
+            "invi", "nega", "alis", "scrp", "cusi",
+        ]),
+        .certificate: common.union(["ctyp", "cenc", "labl", "alis", "subj", "issr", "slnr", "skid", "pkhh"]),
+        .key: common.union([
+            "kcls", "labl", "alis", "perm", "priv", "modi", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat",
+            "edat", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap",
+            "unwp",
+        ]),
+        .identity: [],
+    ]
+
+    static let primaryKeys: [ItemClass: [String]] = [
+        .genericPassword: ["acct", "svce", "agrp", "sync"],
+        .internetPassword: ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"],
+        .certificate: ["ctyp", "issr", "slnr", "agrp", "sync"],
+        .key: ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"],
+        .identity: [],
+    ]
+
+    static let blobKeys: Set<String> = [
+        "acct", "svce", "labl", "desc", "icmt", "gena", "sdmn", "srvr", "atyp", "path", "atag", "alis", "accc",
+    ]
+    static let stringKeys: Set<String> = ["agrp", "tkid"]
+    static let dataKeys: Set<String> = ["subj", "issr", "slnr", "skid", "pkhh", "klbl"]
+    static let dateKeys: Set<String> = ["cdat", "mdat", "sdat", "edat"]
+
+    /// The kind of an attribute key; every key not listed elsewhere is a number.
+    public static func kind(of key: String) -> AttributeKind {
+        if key == "pdmn" { return .access }
+        if blobKeys.contains(key) { return .blob }
+        if stringKeys.contains(key) { return .string }
+        if dataKeys.contains(key) { return .data }
+        if dateKeys.contains(key) { return .date }
+        return .number
+    }
+
+    /// The values `kSecAttrAccessible` accepts.
+    public static let accessibilityValues: Set<String> = ["ak", "ck", "dk", "aku", "cku", "dku", "akpu"]
+
+    /// Whether a key has the shape of an attribute key (four characters, none of the
+    /// reserved prefixes), so that an unknown one is errSecNoSuchAttr rather than errSecParam.
+    static func looksLikeAttribute(_ key: String) -> Bool {
+        key.utf8.count == 4 && !key.contains("_")
+    }
+
+    /// The value an absent primary-key attribute counts as (contract §3).
+    static func defaultValue(for key: String) -> AttributeValue {
+        switch kind(of: key) {
+        case .blob, .string, .access: return .string("")
+        case .data: return .data(Data())
+        case .number: return .number(0)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
+        }
+    }
+}

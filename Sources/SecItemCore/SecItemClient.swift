@@ -1,0 +1,222 @@
+import Foundation
+
+/// The SecItem semantics over one backend: parsing, defaults, the four calls and
+/// result shaping, in one place.
+///
+/// The global `SecItemAdd`/`SecItemCopyMatching`/`SecItemUpdate`/`SecItemDelete`
+/// functions call the current client (``SecItemClient/current``); code that wants
+/// an explicit store holds a client:
+///
+/// ```swift
+/// let client = SecItemClient(backend: MemoryBackend(), accessGroups: AccessGroups(["app"]))
+/// let status = client.add([kSecClass as String: kSecClassGenericPassword,
+///                          kSecAttrService as String: "api", kSecValueData as String: token], nil)
+/// ```
+///
+/// Each call comes in two forms: the Apple-style one returning `OSStatus`, and a
+/// throwing one (`addItem`, `copyMatchingItems`, `updateItems`, `deleteItems`) whose
+/// ``SecItemError`` says what was wrong.
+public struct SecItemClient: Sendable {
+    /// The store this client uses.
+    public let backend: any SecItemBackend
+    /// The access groups this client is entitled to.
+    public let accessGroups: AccessGroups
+
+    /// Creates a client over `backend`.
+    /// - Parameters:
+    ///   - backend: The store.
+    ///   - accessGroups: The entitled groups; by default those of `SECITEM_ACCESS_GROUPS`.
+    public init(backend: any SecItemBackend, accessGroups: AccessGroups = .fromEnvironment()) {
+        self.backend = backend
+        self.accessGroups = accessGroups
+    }
+
+    // MARK: Throwing API
+
+    /// Adds an item (`SecItemAdd`).
+    /// - Returns: The result the return keys ask for (a single object, never an array), or `nil`.
+    /// - Throws: ``SecItemError``: `errSecDuplicateItem`, `errSecParam`, …
+    @discardableResult
+    public func addItem(_ attributes: [String: Any]) throws(SecItemError) -> Any? {
+        let parsed = try ParsedDictionary.parse(attributes, role: .add, entitlements: accessGroups)
+        guard let itemClass = parsed.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
+        let item = makeItem(itemClass, parsed)
+        try backend.add(item)
+        return ResultShaper.shape([item], returns: parsed.returns, asArray: false)
+    }
+
+    /// Finds items (`SecItemCopyMatching`).
+    /// - Returns: The result shaped as the return keys and match limit ask; `nil`
+    ///   for a single match with no return keys (or no data when only data was asked).
+    /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
+    public func copyMatchingItems(_ query: [String: Any]) throws(SecItemError) -> Any? {
+        let parsed = try ParsedDictionary.parse(query, role: .search, entitlements: accessGroups)
+        if case .count(0) = parsed.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
+        let itemQuery = try makeQuery(parsed)
+        let items = try backend.fetch(matching: itemQuery, limit: parsed.limit.fetchLimit)
+        guard !items.isEmpty else { throw SecItemError(errSecItemNotFound) }
+        return ResultShaper.shape(items, returns: parsed.returns, asArray: parsed.limit.returnsArray)
+    }
+
+    /// Updates every matching item (`SecItemUpdate`), atomically.
+    /// - Returns: The number of items updated (at least 1).
+    /// - Throws: `errSecItemNotFound`, `errSecDuplicateItem` (nothing changed), parse errors.
+    @discardableResult
+    public func updateItems(_ query: [String: Any], _ attributesToUpdate: [String: Any]) throws(SecItemError) -> Int {
+        let parsed = try ParsedDictionary.parse(query, role: .modifyQuery, entitlements: accessGroups)
+        let changes = try ParsedDictionary.parse(
+            attributesToUpdate, role: .changes, itemClass: parsed.itemClass, entitlements: accessGroups)
+        if changes.attributes.isEmpty && changes.data == nil && changes.accessGroup == nil
+            && changes.synchronizable == nil
+        {
+            throw SecItemError(errSecParam, "attributesToUpdate is empty")
+        }
+        var newAttributes = changes.attributes
+        // Dates are the keychain's: creation stays, modification becomes now.
+        newAttributes["cdat"] = nil
+        newAttributes["mdat"] = nil
+        if let group = changes.accessGroup { newAttributes["agrp"] = .string(group) }
+        if let sync = changes.synchronizable { newAttributes["sync"] = .number(sync == .yes ? 1 : 0) }
+        let newData = changes.data
+        let now = Date()
+        let itemQuery = try makeQuery(parsed)
+        let count = try backend.update(matching: itemQuery) { old in
+            var item = old
+            item.attributes.merge(newAttributes) { _, new in new }
+            if let newData { item.data = newData }
+            var modified = now
+            if case .date(let previous)? = old.attributes["mdat"], modified <= previous {
+                modified = previous.addingTimeInterval(0.001)
+            }
+            item.attributes["mdat"] = .date(modified)
+            return item
+        }
+        guard count > 0 else { throw SecItemError(errSecItemNotFound) }
+        return count
+    }
+
+    /// Deletes every matching item (`SecItemDelete`).
+    /// - Returns: The number of items deleted (at least 1).
+    /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
+    @discardableResult
+    public func deleteItems(_ query: [String: Any]) throws(SecItemError) -> Int {
+        let parsed = try ParsedDictionary.parse(query, role: .modifyQuery, entitlements: accessGroups)
+        let count = try backend.delete(matching: try makeQuery(parsed))
+        guard count > 0 else { throw SecItemError(errSecItemNotFound) }
+        return count
+    }
+
+    // MARK: Apple-style API
+
+    /// `SecItemAdd` on this client's store.
+    public func add(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+        Self.status { () throws(SecItemError) in
+            let value = try addItem(attributes)
+            result?.pointee = Self.object(value)
+        }
+    }
+
+    /// `SecItemCopyMatching` on this client's store. On failure `result` is left untouched.
+    public func copyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+        Self.status { () throws(SecItemError) in
+            let value = try copyMatchingItems(query)
+            result?.pointee = Self.object(value)
+        }
+    }
+
+    /// `SecItemUpdate` on this client's store.
+    public func update(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
+        Self.status { () throws(SecItemError) in try updateItems(query, attributesToUpdate) }
+    }
+
+    /// `SecItemDelete` on this client's store.
+    public func delete(_ query: CFDictionary) -> OSStatus {
+        Self.status { () throws(SecItemError) in try deleteItems(query) }
+    }
+
+    // MARK: Internals
+
+    private static func status(_ body: () throws(SecItemError) -> Void) -> OSStatus {
+        do {
+            try body()
+            return errSecSuccess
+        } catch {
+            return error.status
+        }
+    }
+
+    private static func object(_ value: Any?) -> CFTypeRef? {
+        guard let value else { return nil }
+        return value as AnyObject
+    }
+
+    private func makeItem(_ itemClass: ItemClass, _ parsed: ParsedDictionary) -> StoredItem {
+        var attributes = parsed.attributes
+        for key in itemClass.primaryKeyAttributes where attributes[key] == nil {
+            attributes[key] = Schema.defaultValue(for: key)
+        }
+        attributes["agrp"] = .string(parsed.accessGroup ?? accessGroups.defaultGroup)
+        attributes["sync"] = .number(parsed.synchronizable == .yes ? 1 : 0)
+        if attributes["pdmn"] == nil {
+            attributes["pdmn"] = .string(itemClass == .certificate ? "dk" : "ak")
+        }
+        let now = Date()
+        attributes["cdat"] = .date(now)
+        attributes["mdat"] = .date(now)
+        return StoredItem(itemClass: itemClass, id: UUID(), attributes: attributes, data: parsed.data)
+    }
+
+    private func makeQuery(_ parsed: ParsedDictionary) throws(SecItemError) -> ItemQuery {
+        if let (refClass, id) = parsed.persistentRef {
+            guard parsed.itemClass == nil || parsed.itemClass == refClass else {
+                throw SecItemError(errSecItemNotFound, "the persistent reference is of another class")
+            }
+            return ItemQuery(
+                itemClass: refClass, persistentReferenceID: id, accessGroups: Set(accessGroups.groups),
+                synchronizable: .any, caseInsensitive: parsed.caseInsensitive,
+                allowsInteraction: parsed.allowsInteraction)
+        }
+        let groups: Set<String> = parsed.accessGroup.map { [$0] } ?? Set(accessGroups.groups)
+        return ItemQuery(
+            itemClass: parsed.itemClass, attributes: parsed.attributes, accessGroups: groups,
+            synchronizable: parsed.synchronizable ?? .no, caseInsensitive: parsed.caseInsensitive,
+            allowsInteraction: parsed.allowsInteraction)
+    }
+}
+
+/// Builds results exactly as the contract's result table (§6) says.
+enum ResultShaper {
+    static func shape(_ items: [StoredItem], returns: ReturnFlags, asArray: Bool) -> Any? {
+        if returns.count >= 2 {
+            let dicts = items.map { dictionary($0, returns: returns) }
+            return asArray ? dicts : dicts.first
+        }
+        if returns.data {
+            let values = items.compactMap(\.data)
+            return asArray ? values : items.first?.data
+        }
+        if returns.attributes {
+            let dicts = items.map { attributes(of: $0) }
+            return asArray ? dicts : dicts.first
+        }
+        if returns.persistentRef {
+            let refs = items.map(\.persistentReference)
+            return asArray ? refs : refs.first
+        }
+        // kSecReturnRef alone (no SecKeychainItem objects on Linux) or no return keys.
+        return asArray ? [Any]() : nil
+    }
+
+    static func attributes(of item: StoredItem) -> [String: Any] {
+        var out = [String: Any](minimumCapacity: item.attributes.count)
+        for (key, value) in item.attributes { out[key] = value.anyValue }
+        return out
+    }
+
+    static func dictionary(_ item: StoredItem, returns: ReturnFlags) -> [String: Any] {
+        var out = returns.attributes ? attributes(of: item) : [:]
+        if returns.data, let data = item.data { out["v_Data"] = data }
+        if returns.persistentRef { out["v_PersistentRef"] = item.persistentReference }
+        return out
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// What a dictionary value is, once Optional wrapping and Foundation bridging
+/// are looked through.
+enum RawValue {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case other(String)
+
+    init(_ value: Any) {
+        // Look through Optional (kCFBooleanTrue is a Bool?, values may be String?).
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else {
+                self = .null
+                return
+            }
+            self = RawValue(wrapped)
+            return
+        }
+        if type(of: value) == Bool.self, let b = value as? Bool {
+            self = .bool(b)
+        } else if let n = value as? NSNumber, type(of: value) is NSNumber.Type {
+            self = RawValue(number: n)
+        } else if let i = value as? any BinaryInteger {
+            if let v = Int64(exactly: i) { self = .integer(v) } else { self = .other("an integer out of range") }
+        } else if let d = value as? any BinaryFloatingPoint {
+            self = .double(Double(d))
+        } else if let s = value as? String {
+            self = .string(s)
+        } else if let s = value as? any StringProtocol {
+            self = .string(String(s))
+        } else if let d = value as? Data {
+            self = .data(d)
+        } else if let d = value as? Date {
+            self = .date(d)
+        } else if value is NSNull {
+            self = .null
+        } else {
+            self = .other(String(describing: type(of: value)))
+        }
+    }
+
+    private init(number n: NSNumber) {
+        let type = String(cString: n.objCType)
+        switch type {
+        case "c" where n.int64Value == 0 || n.int64Value == 1, "B":
+            self = .bool(n.boolValue)
+        case "f", "d":
+            self = .double(n.doubleValue)
+        default:
+            self = .integer(n.int64Value)
+        }
+    }
+
+    /// A short name of the value's type, for error details (never the value).
+    var typeName: String {
+        switch self {
+        case .null: return "nil"
+        case .bool: return "Bool"
+        case .integer: return "integer"
+        case .double: return "floating-point number"
+        case .string: return "String"
+        case .data: return "Data"
+        case .date: return "Date"
+        case .other(let name): return name
+        }
+    }
+
+    var asBool: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+}
+
+enum Coercion {
+    /// Converts a caller's value for attribute `key` to its stored form (contract §4).
+    static func attributeValue(_ raw: RawValue, key: String) throws(SecItemError) -> AttributeValue {
+        let kind = Schema.kind(of: key)
+        func bad() -> SecItemError {
+            SecItemError(errSecParam, "attribute '\(key)' does not accept a value of type \(raw.typeName)")
+        }
+        switch kind {
+        case .blob:
+            switch raw {
+            case .string(let s): return .string(s)
+            case .data(let d): return .data(d)
+            case .integer(let i): return .number(i)
+            case .double(let d):
+                guard let i = Int64(exactly: d) else { throw bad() }
+                return .number(i)
+            default: throw bad()
+            }
+        case .string:
+            switch raw {
+            case .string(let s): return .string(s)
+            case .data(let d):
+                guard let s = String(bytes: d, encoding: .utf8) else {
+                    throw SecItemError(errSecParam, "attribute '\(key)' needs UTF-8 text; the Data given is not UTF-8")
+                }
+                return .string(s)
+            default: throw bad()
+            }
+        case .access:
+            guard case .string(let s) = raw else { throw bad() }
+            guard Schema.accessibilityValues.contains(s) else {
+                throw SecItemError(errSecParam, "'\(s)' is not a kSecAttrAccessible value")
+            }
+            return .string(s)
+        case .data:
+            switch raw {
+            case .data(let d): return .data(d)
+            case .string(let s): return .data(Data(s.utf8))
+            default: throw bad()
+            }
+        case .number:
+            switch raw {
+            case .integer(let i): return .number(i)
+            case .bool(let b): return .number(b ? 1 : 0)
+            case .double(let d):
+                guard let i = Int64(exactly: d) else { throw bad() }
+                return .number(i)
+            case .string(let s):
+                if let i = Int64(s) { return .number(i) }
+                return .string(s)
+            default: throw bad()
+            }
+        case .date:
+            guard case .date(let d) = raw else { throw bad() }
+            return .date(d)
+        }
+    }
+}
