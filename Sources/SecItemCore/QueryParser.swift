@@ -90,7 +90,7 @@ struct ParsedDictionary {
         }
 
         // Keys in a fixed order, so that with several problems the same one is reported every time.
-        for key in dictionary.keys.sorted() where key != "class" {
+        for key in dictionary.keys.sorted() where key != "class" || role == .changes {
             let raw = RawValue(dictionary[key]!)
             try parsed.take(key: key, raw: raw, role: role, entitlements: entitlements)
         }
