@@ -1,0 +1,172 @@
+public import Foundation
+public import SecItemCore
+import Glibc
+
+extension SQLiteBackend {
+    /// Where the key-encryption key comes from.
+    ///
+    /// The key-encryption key only wraps the file's random data key, so changing
+    /// it (``SQLiteBackend/rekey(to:)``) rewrites one row, not every item.
+    /// Never printed: `description` and `dump` show the kind of source, never a
+    /// key or passphrase.
+    public enum KeySource: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+        /// A 256-bit key given in code (exactly 32 bytes).
+        case rawKey(Data)
+        /// A file holding a 256-bit key: 32 raw bytes, 64 hex digits or base64.
+        /// Refused when group- or world-accessible or owned by another user, as ssh does.
+        case keyFile(String)
+        /// A passphrase, stretched with scrypt (parameters stored in the file).
+        case passphrase(String)
+        /// The embedded default: a random key file generated on first use at
+        /// ``Configuration/generatedKeyFilePath``. It protects a copy of the database
+        /// alone, not against someone who can read the user's files.
+        case automatic
+
+        public var description: String {
+            switch self {
+            case .rawKey: return "raw key (redacted)"
+            case .keyFile(let path): return "key file \(path)"
+            case .passphrase: return "passphrase (redacted)"
+            case .automatic: return "automatic key file"
+            }
+        }
+
+        public var debugDescription: String { description }
+
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
+    }
+
+    /// Where the file is and how it is unlocked.
+    public struct Configuration: Sendable, CustomStringConvertible {
+        /// The SQLite file.
+        public var path: String
+        /// Where the key-encryption key comes from.
+        public var keySource: KeySource
+        /// The key file ``KeySource/automatic`` uses (created 0600 on first use).
+        public var generatedKeyFilePath: String
+        /// The scrypt cost used when a passphrase-protected file is created or rekeyed.
+        public var scryptParameters: ScryptParameters
+        /// How long a call waits for another connection's write lock, in milliseconds.
+        public var busyTimeoutMilliseconds: Int
+
+        /// - Parameters:
+        ///   - path: The SQLite file; created (0600, in a 0700 directory) when missing.
+        ///   - keySource: Where the key-encryption key comes from.
+        ///   - generatedKeyFilePath: The key file for ``KeySource/automatic``; by default
+        ///     `$XDG_CONFIG_HOME/secitem/keychain.key` (`~/.config/…`).
+        ///   - scryptParameters: The scrypt cost for new passphrase protection.
+        public init(
+            path: String, keySource: KeySource, generatedKeyFilePath: String? = nil,
+            scryptParameters: ScryptParameters = .default, busyTimeoutMilliseconds: Int = 30_000
+        ) {
+            self.path = path
+            self.keySource = keySource
+            self.generatedKeyFilePath =
+                generatedKeyFilePath ?? Self.defaultGeneratedKeyFilePath(ProcessInfo.processInfo.environment) ?? ""
+            self.scryptParameters = scryptParameters
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        }
+
+        public var description: String { "file keychain at \(path), \(keySource)" }
+
+        /// The configuration the environment describes.
+        ///
+        /// | variable | meaning |
+        /// |---|---|
+        /// | `SECITEM_FILE` | the SQLite file; default `$XDG_DATA_HOME/secitem/keychain.db` (`~/.local/share/…`) |
+        /// | `SECITEM_KEY_SOURCE` | `key-file`, `passphrase` or `automatic`: picks one explicitly |
+        /// | `SECITEM_KEY_FILE` | a key file (first in precedence) |
+        /// | `CREDENTIALS_DIRECTORY` | systemd credentials: `secitem.key` in it, when present, is the key file |
+        /// | `SECITEM_PASSPHRASE` | a passphrase (after a key file) |
+        /// | `XDG_CONFIG_HOME` | where ``KeySource/automatic`` keeps its key (last: nothing else set) |
+        ///
+        /// - Throws: `errSecParam` for an unknown `SECITEM_KEY_SOURCE` or one whose
+        ///   setting is missing; `errSecNotAvailable` when no home directory is known.
+        public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment)
+            throws(SecItemError) -> Configuration
+        {
+            guard let path = nonEmpty(env["SECITEM_FILE"]) ?? defaultPath(env) else {
+                throw SecItemError(errSecNotAvailable, "neither SECITEM_FILE, XDG_DATA_HOME nor HOME is set")
+            }
+            let keyFile: String? = nonEmpty(env["SECITEM_KEY_FILE"]) ?? credentialsKeyFile(env)
+            let passphrase = nonEmpty(env["SECITEM_PASSPHRASE"])
+            let source: KeySource
+            switch nonEmpty(env["SECITEM_KEY_SOURCE"]) {
+            case nil:
+                if let keyFile {
+                    source = .keyFile(keyFile)
+                } else if let passphrase {
+                    source = .passphrase(passphrase)
+                } else {
+                    source = .automatic
+                }
+            case "key-file":
+                guard let keyFile else {
+                    throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=key-file but SECITEM_KEY_FILE is not set")
+                }
+                source = .keyFile(keyFile)
+            case "passphrase":
+                guard let passphrase else {
+                    throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=passphrase but SECITEM_PASSPHRASE is not set")
+                }
+                source = .passphrase(passphrase)
+            case "automatic":
+                source = .automatic
+            case let other?:
+                throw SecItemError(
+                    errSecParam, "SECITEM_KEY_SOURCE is \"\(other)\"; expected key-file, passphrase or automatic")
+            }
+            return Configuration(
+                path: path, keySource: source, generatedKeyFilePath: defaultGeneratedKeyFilePath(env) ?? "")
+        }
+
+        /// `$XDG_DATA_HOME/secitem/keychain.db`, or `~/.local/share/secitem/keychain.db`.
+        public static func defaultPath(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+            if let xdg = nonEmpty(env["XDG_DATA_HOME"]), xdg.hasPrefix("/") { return xdg + "/secitem/keychain.db" }
+            guard let home = home(env) else { return nil }
+            return home + "/.local/share/secitem/keychain.db"
+        }
+
+        /// `$XDG_CONFIG_HOME/secitem/keychain.key`, or `~/.config/secitem/keychain.key`.
+        public static func defaultGeneratedKeyFilePath(_ env: [String: String]) -> String? {
+            if let xdg = nonEmpty(env["XDG_CONFIG_HOME"]), xdg.hasPrefix("/") {
+                return xdg + "/secitem/keychain.key"
+            }
+            guard let home = home(env) else { return nil }
+            return home + "/.config/secitem/keychain.key"
+        }
+
+        private static func credentialsKeyFile(_ env: [String: String]) -> String? {
+            guard let dir = nonEmpty(env["CREDENTIALS_DIRECTORY"]) else { return nil }
+            let path = dir + "/secitem.key"
+            return FileManager.default.fileExists(atPath: path) ? path : nil
+        }
+
+        private static func home(_ env: [String: String]) -> String? {
+            if let home = nonEmpty(env["HOME"]) { return home }
+            guard let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir else { return nil }
+            return nonEmpty(String(cString: dir))
+        }
+
+        private static func nonEmpty(_ s: String?) -> String? {
+            guard let s, !s.isEmpty else { return nil }
+            return s
+        }
+    }
+
+    /// A row that cannot be returned, as ``SQLiteBackend/verify()`` reports it.
+    public struct DamagedRow: Sendable, Hashable, CustomStringConvertible {
+        /// The row's position in the file (SQLite rowid).
+        public var row: Int64
+        /// The item's UUID as the row claims it, when readable.
+        public var id: UUID?
+        /// The row's class column.
+        public var itemClass: String
+        /// Why the row is damaged.
+        public var reason: String
+
+        public var description: String {
+            "row \(row) (\(itemClass), id \(id?.uuidString ?? "unreadable")): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,169 @@
+internal import CSecItemCrypto
+import SecItemCore
+
+/// The scrypt cost parameters that stretch a passphrase into a key-encryption key.
+///
+/// Stored in the keychain file, so a file keeps the cost it was created with;
+/// the default is N = 2^15, r = 8, p = 1 (32 MiB, about 0.1 s).
+public struct ScryptParameters: Sendable, Hashable, CustomStringConvertible {
+    /// log2 of the CPU/memory cost N.
+    public var logN: Int
+    /// The block size r.
+    public var r: Int
+    /// The parallelization p.
+    public var p: Int
+
+    /// N = 2^15, r = 8, p = 1.
+    public static let `default` = ScryptParameters(logN: 15, r: 8, p: 1)
+
+    public init(logN: Int, r: Int, p: Int) {
+        self.logN = logN
+        self.r = r
+        self.p = p
+    }
+
+    /// Whether the parameters are sane (bounded so a hostile file cannot make
+    /// opening it eat all memory): 1 ≤ log2 N ≤ 22, 1 ≤ r ≤ 32, 1 ≤ p ≤ 16, memory ≤ 1 GiB.
+    var isValid: Bool {
+        guard (1...22).contains(logN), (1...32).contains(r), (1...16).contains(p) else { return false }
+        return memoryNeeded <= 1 << 30
+    }
+
+    var memoryNeeded: UInt64 { 128 * UInt64(r) * (UInt64(1) << UInt64(logN) + UInt64(p) + 2) }
+
+    public var description: String { "scrypt(N=2^\(logN), r=\(r), p=\(p))" }
+}
+
+/// The libcrypto primitives the file format uses, over ``SecretBytes`` keys.
+enum Crypto {
+    static let keyLength = 32
+    static let nonceLength = 12
+    static let tagLength = 16
+
+    static func randomBytes(_ count: Int) throws(SecItemError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        let rc = out.withUnsafeMutableBufferPointer { csecitem_random_bytes($0.baseAddress, count) }
+        guard rc == 0 else { throw SecItemError(errSecIO, "the system random number generator failed") }
+        return out
+    }
+
+    /// HMAC-SHA256 of `message` under `key`.
+    static func hmac(_ key: SecretBytes, _ message: [UInt8]) throws(SecItemError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        let rc = key.withBytes { k, kn in
+            message.withUnsafeBufferPointer { m in
+                out.withUnsafeMutableBufferPointer { o in
+                    csecitem_hmac_sha256(k, kn, m.baseAddress, m.count, o.baseAddress)
+                }
+            }
+        }
+        guard rc == 0 else { throw SecItemError(errSecIO, "HMAC-SHA256 failed in libcrypto") }
+        return out
+    }
+
+    /// HKDF-SHA256 of `key` with the given info string: a 32-byte subkey.
+    static func hkdf(_ key: SecretBytes, info: String) throws(SecItemError) -> SecretBytes {
+        let infoBytes = Array(info.utf8)
+        return try SecretBytes(count: keyLength) { (out: UnsafeMutablePointer<UInt8>) throws(SecItemError) in
+            let rc = key.withBytes { k, kn in
+                infoBytes.withUnsafeBufferPointer { i in
+                    csecitem_hkdf_sha256(k, kn, nil, 0, i.baseAddress, i.count, out, keyLength)
+                }
+            }
+            guard rc == 0 else { throw SecItemError(errSecIO, "HKDF-SHA256 failed in libcrypto") }
+        }
+    }
+
+    /// scrypt of `passphrase` with `salt`: a 32-byte key-encryption key.
+    static func scrypt(passphrase: String, salt: [UInt8], parameters: ScryptParameters) throws(SecItemError)
+        -> SecretBytes
+    {
+        guard parameters.isValid else {
+            throw SecItemError(errSecParam, "scrypt parameters out of range: \(parameters)")
+        }
+        var pass = Array(passphrase.utf8) + [0]
+        defer { wipe(&pass) }
+        let passLength = pass.count - 1
+        return try SecretBytes(count: keyLength) { (out: UnsafeMutablePointer<UInt8>) throws(SecItemError) in
+            let rc = pass.withUnsafeBufferPointer { pp in
+                salt.withUnsafeBufferPointer { s in
+                    pp.withMemoryRebound(to: CChar.self) { pc in
+                        csecitem_scrypt(
+                            pc.baseAddress, passLength, s.baseAddress, s.count,
+                            UInt64(1) << UInt64(parameters.logN), UInt64(parameters.r), UInt64(parameters.p),
+                            parameters.memoryNeeded + (1 << 20), out, keyLength)
+                    }
+                }
+            }
+            guard rc == 0 else { throw SecItemError(errSecAllocate, "scrypt failed in libcrypto (\(parameters))") }
+        }
+    }
+
+    /// AES-256-GCM with a fresh random nonce: returns nonce ‖ ciphertext ‖ tag.
+    static func seal(_ key: SecretBytes, _ plaintext: UnsafeBufferPointer<UInt8>, aad: [UInt8]) throws(SecItemError)
+        -> [UInt8]
+    {
+        let nonce = try randomBytes(nonceLength)
+        var out = [UInt8](repeating: 0, count: nonceLength + plaintext.count + tagLength)
+        let n = plaintext.count
+        let rc = key.withBytes { k, _ in
+            aad.withUnsafeBufferPointer { a in
+                out.withUnsafeMutableBufferPointer { o in
+                    let base = o.baseAddress!
+                    base.update(from: nonce, count: nonceLength)
+                    return csecitem_aes256gcm_seal(
+                        k, base, a.baseAddress, a.count, plaintext.baseAddress, n, base + nonceLength,
+                        base + nonceLength + n)
+                }
+            }
+        }
+        guard rc == 0 else { throw SecItemError(errSecIO, "AES-256-GCM encryption failed in libcrypto") }
+        return out
+    }
+
+    /// Opens nonce ‖ ciphertext ‖ tag into a buffer `body` reads (then zeroed).
+    /// - Returns: `nil` when the box does not authenticate (wrong key, tampered, moved).
+    static func open<R>(
+        _ key: SecretBytes, _ sealed: [UInt8], aad: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws(SecItemError) -> R
+    ) throws(SecItemError) -> R? {
+        guard sealed.count >= nonceLength + tagLength else { return nil }
+        let n = sealed.count - nonceLength - tagLength
+        var plain = [UInt8](repeating: 0, count: max(n, 1))
+        defer { wipe(&plain) }
+        let rc = key.withBytes { k, _ in
+            aad.withUnsafeBufferPointer { a in
+                sealed.withUnsafeBufferPointer { s in
+                    plain.withUnsafeMutableBufferPointer { p in
+                        let base = s.baseAddress!
+                        return csecitem_aes256gcm_open(
+                            k, base, a.baseAddress, a.count, base + nonceLength, n, base + nonceLength + n,
+                            p.baseAddress)
+                    }
+                }
+            }
+        }
+        if rc == 1 { return nil }
+        guard rc == 0 else { throw SecItemError(errSecIO, "AES-256-GCM decryption failed in libcrypto") }
+        return try plain.withUnsafeBufferPointer { (p: UnsafeBufferPointer<UInt8>) throws(SecItemError) -> R in
+            try body(UnsafeBufferPointer(rebasing: p[0..<n]))
+        }
+    }
+}
+
+/// The keys one data key gives: separate HMAC and encryption keys (HKDF).
+final class ItemKeys {
+    let dataKey: SecretBytes
+    let macKey: SecretBytes
+    let encKey: SecretBytes
+
+    init(dataKey: SecretBytes) throws(SecItemError) {
+        self.dataKey = dataKey
+        macKey = try Crypto.hkdf(dataKey, info: "secitem-file/1 hmac-sha256")
+        encKey = try Crypto.hkdf(dataKey, info: "secitem-file/1 aes-256-gcm")
+    }
+
+    /// A fresh random data key.
+    static func generate() throws(SecItemError) -> ItemKeys {
+        try ItemKeys(dataKey: SecretBytes(random: Crypto.keyLength))
+    }
+}

@@ -1,1 +1,0 @@
-// The file backend arrives with issue 3.
