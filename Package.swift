@@ -20,7 +20,7 @@ let package = Package(
             dependencies: ["SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService"],
             path: "Sources/SecItem"
         ),
-        .target(name: "SecItemConformance", dependencies: ["SecItemCore"], path: "Sources/SecItemConformance"),
+        .target(name: "SecItemConformance", dependencies: ["SecItemCore", "SecItemMemory"], path: "Sources/SecItemConformance"),
         .executableTarget(name: "secitem", dependencies: ["SecItem"], path: "Sources/secitem"),
 
         // MARK: Backends
@@ -77,8 +77,14 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLiteBackendTests",
-            dependencies: ["SecItemSQLite", "SecItem", "CSecItemSQLite3"],
+            dependencies: ["SecItemSQLite", "SecItem", "CSecItemSQLite3", "SecItemSQLiteHelper"],
             path: "Tests/SQLiteBackendTests"
+        ),
+        // The child process the file backend's crash and multi-process tests run.
+        .executableTarget(
+            name: "SecItemSQLiteHelper",
+            dependencies: ["SecItemSQLite", "SecItemCore"],
+            path: "Tests/SQLiteHelperProcess"
         ),
         .testTarget(
             name: "SecretServiceBackendTests",

@@ -14,6 +14,7 @@ import Synchronization
 /// let store = MemoryBackend()
 /// store.injectFault(errSecInteractionNotAllowed)            // the next call fails
 /// store.injectFault(errSecIO, on: [.add], persistent: true) // every add fails
+/// store.injectFault(errSecIO, on: [.add], after: 2)          // the third add fails
 /// ```
 public final class MemoryBackend: SecItemBackend {
     /// The backend operations a fault can target.
@@ -25,6 +26,8 @@ public final class MemoryBackend: SecItemBackend {
         var error: SecItemError
         var operations: Set<Operation>
         var persistent: Bool
+        /// Matching calls still to let through before the fault fires.
+        var skip: Int
     }
 
     private struct Storage {
@@ -36,6 +39,10 @@ public final class MemoryBackend: SecItemBackend {
 
         mutating func checkFault(_ operation: Operation) throws(SecItemError) {
             guard let index = faults.firstIndex(where: { $0.operations.contains(operation) }) else { return }
+            if faults[index].skip > 0 {
+                faults[index].skip -= 1
+                return
+            }
             let fault = faults[index]
             if !fault.persistent { faults.remove(at: index) }
             throw fault.error
@@ -67,11 +74,15 @@ public final class MemoryBackend: SecItemBackend {
     /// - Parameters:
     ///   - status: The status the failing call returns.
     ///   - operations: Which backend operations fail; all by default.
-    ///   - persistent: `false` (default): only the next such call fails; `true`: every one until ``clearFaults()``.
-    public func injectFault(_ status: OSStatus, on operations: Set<Operation> = Set(Operation.allCases), persistent: Bool = false) {
+    ///   - after: How many matching calls succeed first (0: the very next one fails), to fail mid-way through a sequence.
+    ///   - persistent: `false` (default): only one call fails; `true`: every later one until ``clearFaults()``.
+    public func injectFault(
+        _ status: OSStatus, on operations: Set<Operation> = Set(Operation.allCases), after: Int = 0,
+        persistent: Bool = false
+    ) {
         let fault = Fault(
             error: SecItemError(status, "fault injected by MemoryBackend.injectFault"), operations: operations,
-            persistent: persistent)
+            persistent: persistent, skip: max(0, after))
         storage.withLock { $0.faults.append(fault) }
     }
 

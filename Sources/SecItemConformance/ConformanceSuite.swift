@@ -9,8 +9,8 @@ import Foundation
 ///
 /// ```swift
 /// @Test(arguments: ConformanceSuite.cases)
-/// func conformance(_ test: ConformanceCase) throws {
-///     try test.run { try MyBackend(…fresh empty store…) }
+/// func conformance(_ test: ConformanceCase) async throws {
+///     try await test.run { try MyBackend(…fresh empty store…) }
 /// }
 /// ```
 ///
@@ -20,7 +20,7 @@ public enum ConformanceSuite {
     /// Every case, in a stable order.
     public static var cases: [ConformanceCase] {
         BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + InputCases.all
-            + ValueCases.all + ConcurrencyCases.all
+            + ValueCases.all + ConcurrencyCases.all + KeychainCases.all
     }
 
     /// The groups the kit's client is entitled to; the first is the default.
@@ -46,9 +46,9 @@ public struct ConformanceOptions: Sendable {
 public struct ConformanceCase: Sendable, CustomStringConvertible {
     /// A readable name, such as "update collision changes nothing".
     public let name: String
-    let body: @Sendable (ConformanceContext) throws -> Void
+    let body: @Sendable (ConformanceContext) async throws -> Void
 
-    init(_ name: String, _ body: @escaping @Sendable (ConformanceContext) throws -> Void) {
+    init(_ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
         self.name = name
         self.body = body
     }
@@ -57,9 +57,9 @@ public struct ConformanceCase: Sendable, CustomStringConvertible {
 
     /// Runs the case against a fresh store made by `makeBackend`.
     /// - Throws: ``ConformanceFailure`` when the backend misbehaves, or what `makeBackend` throws.
-    public func run(options: ConformanceOptions = .init(), makeBackend: () throws -> any SecItemBackend) throws {
+    public func run(options: ConformanceOptions = .init(), makeBackend: () throws -> any SecItemBackend) async throws {
         let backend = try makeBackend()
-        try body(ConformanceContext(backend: backend, options: options))
+        try await body(ConformanceContext(backend: backend, options: options))
     }
 }
 

@@ -25,7 +25,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
 @Suite("Conformance")
 struct ConformanceTests {
     @Test("conformance", arguments: BackendUnderTest.allCases, ConformanceSuite.cases)
-    func conformance(backend: BackendUnderTest, test: ConformanceCase) throws {
-        try test.run(options: backend.options) { try backend.makeBackend() }
+    func conformance(backend: BackendUnderTest, test: ConformanceCase) async throws {
+        try await test.run(options: backend.options) { try backend.makeBackend() }
     }
 }

@@ -1,0 +1,77 @@
+public import Foundation
+import Dispatch
+
+/// Async variants: the backend call runs on a Dispatch queue, so a slow store
+/// (a D-Bus round trip, a file lock) never blocks Swift's cooperative thread pool.
+extension Keychain {
+    private static let queue = DispatchQueue(label: "SecItem.Keychain.async", attributes: .concurrent)
+
+    /// Runs `body` off the cooperative pool and returns its result.
+    public func perform<R: Sendable>(_ body: @escaping @Sendable (Keychain) throws(SecItemError) -> R) async throws(SecItemError)
+        -> R
+    {
+        let keychain = self
+        let result: Result<R, SecItemError> = await withCheckedContinuation { continuation in
+            Self.queue.async {
+                do throws(SecItemError) {
+                    continuation.resume(returning: .success(try body(keychain)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Async ``data(forKey:)``.
+    public func data(forKey key: String) async throws(SecItemError) -> Data? {
+        try await perform { k throws(SecItemError) in try k.data(forKey: key) }
+    }
+
+    /// Async ``string(forKey:)``.
+    public func string(forKey key: String) async throws(SecItemError) -> String? {
+        try await perform { k throws(SecItemError) in try k.string(forKey: key) }
+    }
+
+    /// Async ``decoded(_:forKey:)``.
+    public func decoded<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws(SecItemError) -> T? {
+        try await perform { k throws(SecItemError) in try k.decoded(type, forKey: key) }
+    }
+
+    /// Async ``set(_:forKey:)-(Data,_)``.
+    public func set(_ data: Data, forKey key: String) async throws(SecItemError) {
+        try await perform { k throws(SecItemError) in try k.set(data, forKey: key) }
+    }
+
+    /// Async ``set(_:forKey:)-(String,_)``.
+    public func set(_ string: String, forKey key: String) async throws(SecItemError) {
+        try await perform { k throws(SecItemError) in try k.set(string, forKey: key) }
+    }
+
+    /// Async ``setEncoded(_:forKey:)``.
+    public func setEncoded<T: Encodable & Sendable>(_ value: T, forKey key: String) async throws(SecItemError) {
+        try await perform { k throws(SecItemError) in try k.setEncoded(value, forKey: key) }
+    }
+
+    /// Async ``contains(_:)``.
+    public func contains(_ key: String) async throws(SecItemError) -> Bool {
+        try await perform { k throws(SecItemError) in try k.contains(key) }
+    }
+
+    /// Async ``remove(_:)``.
+    @discardableResult
+    public func remove(_ key: String) async throws(SecItemError) -> Bool {
+        try await perform { k throws(SecItemError) in try k.remove(key) }
+    }
+
+    /// Async ``removeAll()``.
+    @discardableResult
+    public func removeAll() async throws(SecItemError) -> Int {
+        try await perform { k throws(SecItemError) in try k.removeAll() }
+    }
+
+    /// Async ``allKeys()``.
+    public func allKeys() async throws(SecItemError) -> [String] {
+        try await perform { k throws(SecItemError) in try k.allKeys() }
+    }
+}

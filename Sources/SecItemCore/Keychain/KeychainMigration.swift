@@ -1,0 +1,222 @@
+public import Foundation
+
+/// What a migration moved.
+public struct MigrationReport: Sendable, Hashable {
+    /// The keys written to the target, in order.
+    public var migratedKeys: [String] = []
+    /// Whether the source items (or the legacy file) were removed afterwards.
+    public var removedFromSource = false
+}
+
+extension Keychain {
+    /// Moves the items matching `query` in `source` into this keychain, under their
+    /// accounts as keys — all or nothing.
+    ///
+    /// Every item is written, then read back and compared; only when all of them
+    /// verify are they removed from the source (with `removeFromSource`). On any
+    /// failure the items this call wrote are removed again, the source is left
+    /// untouched, and the error says which key failed. Modelled on Valet's
+    /// `migrateObjects(matching:removeOnCompletion:)`.
+    ///
+    /// - Parameters:
+    ///   - query: A SecItem query for the source items (class, service, group…);
+    ///     `kSecReturn…`/`kSecMatchLimit` are set by this method.
+    ///   - source: The client (store) to read from.
+    ///   - removeFromSource: Delete the source items after a verified copy.
+    /// - Throws: `errSecDuplicateItem` when a key already exists here (nothing is
+    ///   written), `errSecDataNotAvailable` for a source item without data, or the
+    ///   failing call's error.
+    @discardableResult
+    public func migrateItems(matching query: [String: Any], from source: SecItemClient, removeFromSource: Bool = false)
+        throws(SecItemError) -> MigrationReport
+    {
+        var q = query
+        q[kSecReturnAttributes as String] = true
+        q[kSecReturnData as String] = true
+        q[kSecReturnPersistentRef as String] = true
+        q[kSecMatchLimit as String] = kSecMatchLimitAll
+        let found: [[String: Any]]
+        do {
+            found = try source.copyMatchingItems(q) as? [[String: Any]] ?? []
+        } catch SecItemError.itemNotFound {
+            return MigrationReport()
+        }
+        var entries: [(key: String, data: Data, ref: Data?)] = []
+        for attributes in found {
+            let item = KeychainItem(attributes: attributes)
+            guard let data = attributes[kSecValueData as String] as? Data else {
+                throw SecItemError(errSecDataNotAvailable, "a source item has no data; nothing was migrated")
+            }
+            entries.append((item.key, data, attributes[kSecValuePersistentRef as String] as? Data))
+        }
+        var report = try write(entries.map { ($0.key, $0.data) })
+        if removeFromSource {
+            for entry in entries {
+                guard let ref = entry.ref else { continue }
+                do {
+                    try source.deleteItems([kSecValuePersistentRef as String: ref])
+                } catch SecItemError.itemNotFound {
+                    continue  // already gone: the goal is reached
+                }
+            }
+            report.removedFromSource = true
+        }
+        return report
+    }
+
+    /// Moves every item of `source` into this keychain (see ``migrateItems(matching:from:removeFromSource:)``).
+    @discardableResult
+    public func migrate(from source: Keychain, removeFromSource: Bool = false) throws(SecItemError) -> MigrationReport {
+        try migrateItems(matching: source.query(), from: source.client, removeFromSource: removeFromSource)
+    }
+
+    /// Writes `entries` as new items, verifying each; on any failure removes what it wrote.
+    func write(_ entries: [(key: String, data: Data)]) throws(SecItemError) -> MigrationReport {
+        var seen = Set<String>()
+        for entry in entries {
+            guard seen.insert(entry.key).inserted else {
+                throw SecItemError(errSecDuplicateItem, "two source items have the key '\(entry.key)'; nothing was migrated")
+            }
+            if try contains(entry.key) {
+                throw SecItemError(errSecDuplicateItem, "the key '\(entry.key)' already exists in the target; nothing was migrated")
+            }
+        }
+        var written: [String] = []
+        do throws(SecItemError) {
+            for entry in entries {
+                var item = query(forKey: entry.key)
+                item[kSecValueData as String] = entry.data
+                item[kSecAttrAccessible as String] = accessibility.rawValue
+                try client.addItem(item)
+                written.append(entry.key)
+                guard try data(forKey: entry.key) == entry.data else {
+                    throw SecItemError(errSecIO, "the key '\(entry.key)' did not read back as written")
+                }
+            }
+        } catch {
+            for key in written { _ = try? remove(key) }
+            throw SecItemError(error.status, "migration failed after \(written.count) of \(entries.count) items and was rolled back: \(error.detail ?? error.message)")
+        }
+        return MigrationReport(migratedKeys: written)
+    }
+
+    /// Moves the secrets of a legacy plaintext file into keychains of `client` —
+    /// all or nothing — and optionally deletes the file afterwards.
+    ///
+    /// The Linux counterpart of "moving tokens out of UserDefaults". Accepted formats:
+    /// - JSON object of objects: `{"service": {"account": "secret", …}, …}`
+    /// - JSON array: `[{"service": "…", "account": "…", "secret": "…"}, …]`
+    ///   (`password` is accepted for `secret`)
+    /// - INI: `[service]` sections of `account = secret` lines (`#`/`;` comments)
+    ///
+    /// - Returns: One report per service, keyed by service.
+    /// - Throws: `errSecDecode` for a file that is not one of the formats (nothing
+    ///   written), `errSecIO` when it cannot be read, or a write error (everything
+    ///   written by this call removed again; the file is untouched).
+    @discardableResult
+    public static func migrateLegacyFile(
+        at url: URL, into client: SecItemClient, accessGroup: String? = nil, removeFile: Bool = false
+    ) throws(SecItemError) -> [String: MigrationReport] {
+        let contents: Data
+        do {
+            contents = try Data(contentsOf: url)
+        } catch {
+            throw SecItemError(errSecIO, "cannot read the legacy file \(url.path)")
+        }
+        let entries = try LegacyFile.parse(contents)
+        var byService: [String: [(key: String, data: Data)]] = [:]
+        var order: [String] = []
+        for entry in entries {
+            if byService[entry.service] == nil { order.append(entry.service) }
+            byService[entry.service, default: []].append((entry.account, Data(entry.secret.utf8)))
+        }
+        var reports: [String: MigrationReport] = [:]
+        var done: [(Keychain, MigrationReport)] = []
+        do throws(SecItemError) {
+            for service in order {
+                let keychain = try Keychain(service: service, client: client, accessGroup: accessGroup)
+                let report = try keychain.write(byService[service] ?? [])
+                done.append((keychain, report))
+                reports[service] = report
+            }
+        } catch {
+            for (keychain, report) in done {
+                for key in report.migratedKeys { _ = try? keychain.remove(key) }
+            }
+            throw error
+        }
+        if removeFile {
+            do {
+                try FileManager.default.removeItem(at: url)
+            } catch {
+                throw SecItemError(errSecIO, "the secrets were migrated but the legacy file could not be removed")
+            }
+            for key in reports.keys { reports[key]?.removedFromSource = true }
+        }
+        return reports
+    }
+}
+
+/// Parsing of legacy plaintext secret files.
+enum LegacyFile {
+    struct Entry {
+        var service: String
+        var account: String
+        var secret: String
+    }
+
+    static func parse(_ data: Data) throws(SecItemError) -> [Entry] {
+        if let json = try? JSONSerialization.jsonObject(with: data) {
+            return try parseJSON(json)
+        }
+        guard let text = String(bytes: data, encoding: .utf8) else {
+            throw SecItemError(errSecDecode, "the legacy file is neither JSON nor UTF-8 INI text")
+        }
+        return try parseINI(text)
+    }
+
+    static func parseJSON(_ json: Any) throws(SecItemError) -> [Entry] {
+        let bad = SecItemError(errSecDecode, "the legacy JSON is not {service: {account: secret}} or [{service, account, secret}]")
+        var out: [Entry] = []
+        if let object = json as? [String: Any] {
+            for service in object.keys.sorted() {
+                guard let accounts = object[service] as? [String: Any] else { throw bad }
+                for account in accounts.keys.sorted() {
+                    guard let secret = accounts[account] as? String else { throw bad }
+                    out.append(Entry(service: service, account: account, secret: secret))
+                }
+            }
+        } else if let array = json as? [Any] {
+            for element in array {
+                guard let e = element as? [String: Any], let service = e["service"] as? String,
+                    let account = e["account"] as? String,
+                    let secret = (e["secret"] as? String) ?? (e["password"] as? String)
+                else { throw bad }
+                out.append(Entry(service: service, account: account, secret: secret))
+            }
+        } else {
+            throw bad
+        }
+        return out
+    }
+
+    static func parseINI(_ text: String) throws(SecItemError) -> [Entry] {
+        var out: [Entry] = []
+        var section: String?
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                section = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+                continue
+            }
+            guard let section, let eq = line.firstIndex(of: "=") else {
+                throw SecItemError(errSecDecode, "legacy INI line \(number + 1) is not `account = secret` inside a [service] section")
+            }
+            let account = line[..<eq].trimmingCharacters(in: .whitespaces)
+            let secret = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            out.append(Entry(service: section, account: account, secret: secret))
+        }
+        return out
+    }
+}
