@@ -1,4 +1,246 @@
 #ifndef CSECITEM_LIBSECRET_SHIM_H
 #define CSECITEM_LIBSECRET_SHIM_H
+
+/* The D-Bus-path API of libsecret (secret-paths.h) is marked "subject to
+ * change" but has been stable since 0.18 and is what secret-tool itself uses.
+ * It lets the backend work on object paths without building SecretItem /
+ * SecretCollection proxies (8-10 D-Bus round trips each). */
+#ifndef SECRET_API_SUBJECT_TO_CHANGE
+#define SECRET_API_SUBJECT_TO_CHANGE 1
+#endif
 #include <libsecret/secret.h>
+#include <gio/gio.h>
+#include <string.h>
+
+#define CSECITEM_BUS_NAME "org.freedesktop.secrets"
+#define CSECITEM_SERVICE_PATH "/org/freedesktop/secrets"
+#define CSECITEM_ITEM_IFACE "org.freedesktop.Secret.Item"
+#define CSECITEM_COLLECTION_IFACE "org.freedesktop.Secret.Collection"
+#define CSECITEM_SERVICE_IFACE "org.freedesktop.Secret.Service"
+#define CSECITEM_PROPS_IFACE "org.freedesktop.DBus.Properties"
+#define CSECITEM_CONTENT_TYPE "application/octet-stream"
+
+/* ---- Connection ---------------------------------------------------------- */
+
+/* A private connection to the session bus (or to `address` when non-NULL).
+ * Private, so that the bus going away never closes a connection the host app
+ * shares, and exit-on-close is off (the default for g_bus_get connections is
+ * to terminate the process when the bus disappears). */
+static inline GDBusConnection *csecitem_connect(const char *address, GCancellable *cancellable, GError **error) {
+    gchar *resolved = NULL;
+    if (address == NULL) {
+        resolved = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, cancellable, error);
+        if (resolved == NULL) return NULL;
+        address = resolved;
+    }
+    GDBusConnection *connection = g_dbus_connection_new_for_address_sync(
+        address,
+        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+        NULL, cancellable, error);
+    g_free(resolved);
+    if (connection != NULL) g_dbus_connection_set_exit_on_close(connection, FALSE);
+    return connection;
+}
+
+/* A SecretService proxy on `connection`, with an encryption session open.
+ * (secret_service_open_sync would use the process-wide shared bus.) */
+static inline SecretService *csecitem_service_open(GDBusConnection *connection, gint timeout_ms,
+                                                   GCancellable *cancellable, GError **error) {
+    SecretService *service = (SecretService *)g_initable_new(
+        SECRET_TYPE_SERVICE, cancellable, error,
+        "g-flags", G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
+        "g-connection", connection,
+        "g-name", CSECITEM_BUS_NAME,
+        "g-object-path", CSECITEM_SERVICE_PATH,
+        "g-interface-name", CSECITEM_SERVICE_IFACE,
+        "flags", SECRET_SERVICE_NONE,
+        NULL);
+    if (service == NULL) return NULL;
+    g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(service), timeout_ms);
+    if (!secret_service_ensure_session_sync(service, cancellable, error)) {
+        g_object_unref(service);
+        return NULL;
+    }
+    return service;
+}
+
+static inline void csecitem_object_unref(gpointer object) { g_object_unref(object); }
+static inline gpointer csecitem_object_ref(gpointer object) { return g_object_ref(object); }
+
+/* ---- String hash tables (attribute sets) --------------------------------- */
+
+static inline GHashTable *csecitem_strhash_new(void) {
+    return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+}
+
+static inline void csecitem_strhash_insert(GHashTable *table, const char *key, const char *value) {
+    g_hash_table_replace(table, g_strdup(key), g_strdup(value));
+}
+
+static inline GVariant *csecitem_attributes_variant(GHashTable *attributes) {
+    GVariantBuilder builder;
+    g_variant_builder_init(&builder, G_VARIANT_TYPE("a{ss}"));
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, attributes);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+        g_variant_builder_add(&builder, "{ss}", (const char *)key, (const char *)value);
+    }
+    return g_variant_builder_end(&builder);
+}
+
+/* ---- Calls ---------------------------------------------------------------- */
+
+/* Collection.SearchItems(attributes) → object paths (NULL-terminated, g_strfreev). */
+static inline gchar **csecitem_search(GDBusConnection *connection, const char *collection_path,
+                                      GHashTable *attributes, gint timeout_ms, GCancellable *cancellable,
+                                      GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, collection_path, CSECITEM_COLLECTION_IFACE, "SearchItems",
+        g_variant_new_tuple((GVariant *[]){csecitem_attributes_variant(attributes)}, 1), G_VARIANT_TYPE("(ao)"),
+        G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+    if (reply == NULL) return NULL;
+    gchar **paths = NULL;
+    g_variant_get(reply, "(^ao)", &paths);
+    g_variant_unref(reply);
+    return paths;
+}
+
+/* Properties.GetAll on an item: its attributes (as two parallel NULL-terminated
+ * arrays), label and locked state. */
+static inline gboolean csecitem_item_properties(GDBusConnection *connection, const char *item_path, gint timeout_ms,
+                                                GCancellable *cancellable, gchar ***keys, gchar ***values,
+                                                gchar **label, gboolean *locked, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "GetAll",
+        g_variant_new("(s)", CSECITEM_ITEM_IFACE), G_VARIANT_TYPE("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, timeout_ms,
+        cancellable, error);
+    if (reply == NULL) return FALSE;
+    GVariant *props = g_variant_get_child_value(reply, 0);
+    *locked = FALSE;
+    *label = NULL;
+    GPtrArray *k = g_ptr_array_new();
+    GPtrArray *v = g_ptr_array_new();
+    GVariant *attributes = g_variant_lookup_value(props, "Attributes", G_VARIANT_TYPE("a{ss}"));
+    if (attributes != NULL) {
+        GVariantIter iter;
+        const gchar *ak, *av;
+        g_variant_iter_init(&iter, attributes);
+        while (g_variant_iter_next(&iter, "{&s&s}", &ak, &av)) {
+            g_ptr_array_add(k, g_strdup(ak));
+            g_ptr_array_add(v, g_strdup(av));
+        }
+        g_variant_unref(attributes);
+    }
+    g_ptr_array_add(k, NULL);
+    g_ptr_array_add(v, NULL);
+    *keys = (gchar **)g_ptr_array_free(k, FALSE);
+    *values = (gchar **)g_ptr_array_free(v, FALSE);
+    g_variant_lookup(props, "Label", "s", label);
+    g_variant_lookup(props, "Locked", "b", locked);
+    g_variant_unref(props);
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+/* Properties.Get(Locked) on a collection (or item). */
+static inline gboolean csecitem_get_locked(GDBusConnection *connection, const char *path, const char *interface,
+                                           gint timeout_ms, GCancellable *cancellable, gboolean *locked,
+                                           GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, path, CSECITEM_PROPS_IFACE, "Get", g_variant_new("(ss)", interface, "Locked"),
+        G_VARIANT_TYPE("(v)"), G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+    if (reply == NULL) return FALSE;
+    GVariant *inner = NULL;
+    g_variant_get(reply, "(v)", &inner);
+    *locked = g_variant_is_of_type(inner, G_VARIANT_TYPE_BOOLEAN) ? g_variant_get_boolean(inner) : FALSE;
+    g_variant_unref(inner);
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+/* Properties.Set(Attributes) and Properties.Set(Label) on an item. */
+static inline gboolean csecitem_item_set_attributes(GDBusConnection *connection, const char *item_path,
+                                                    GHashTable *attributes, gint timeout_ms,
+                                                    GCancellable *cancellable, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "Set",
+        g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, "Attributes", csecitem_attributes_variant(attributes)), NULL,
+        G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+    if (reply == NULL) return FALSE;
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+static inline gboolean csecitem_item_set_label(GDBusConnection *connection, const char *item_path, const char *label,
+                                               gint timeout_ms, GCancellable *cancellable, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "Set",
+        g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, "Label", g_variant_new_string(label)), NULL,
+        G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+    if (reply == NULL) return FALSE;
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+/* A SecretValue holding a copy of `length` bytes (libsecret keeps it in
+ * non-pageable memory and wipes it in secret_value_unref). */
+static inline SecretValue *csecitem_value_new(const void *bytes, gsize length) {
+    static const char empty[1] = {0};
+    return secret_value_new(length == 0 ? empty : (const gchar *)bytes, (gssize)length, CSECITEM_CONTENT_TYPE);
+}
+
+/* Item.SetSecret, encrypted for the open session. */
+static inline gboolean csecitem_item_set_secret(SecretService *service, GDBusConnection *connection,
+                                                const char *item_path, const void *bytes, gsize length,
+                                                gint timeout_ms, GCancellable *cancellable, GError **error) {
+    SecretValue *value = csecitem_value_new(bytes, length);
+    GVariant *encoded = secret_service_encode_dbus_secret(service, value);
+    secret_value_unref(value);
+    if (encoded == NULL) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, "could not encode the secret for the session");
+        return FALSE;
+    }
+    g_variant_ref_sink(encoded);
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_ITEM_IFACE, "SetSecret",
+        g_variant_new_tuple(&encoded, 1), NULL, G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+    g_variant_unref(encoded);
+    if (reply == NULL) return FALSE;
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+/* Service.CreateItem in `collection_path`; returns the new item's path (g_free). */
+static inline gchar *csecitem_create_item(SecretService *service, const char *collection_path, const char *label,
+                                          GHashTable *attributes, const void *bytes, gsize length,
+                                          GCancellable *cancellable, GError **error) {
+    GHashTable *properties =
+        g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_variant_unref);
+    g_hash_table_insert(properties, CSECITEM_ITEM_IFACE ".Label", g_variant_ref_sink(g_variant_new_string(label)));
+    g_hash_table_insert(properties, CSECITEM_ITEM_IFACE ".Attributes",
+                        g_variant_ref_sink(csecitem_attributes_variant(attributes)));
+    SecretValue *value = csecitem_value_new(bytes, length);
+    gchar *path = secret_service_create_item_dbus_path_sync(service, collection_path, properties, value,
+                                                            SECRET_ITEM_CREATE_NONE, cancellable, error);
+    secret_value_unref(value);
+    g_hash_table_unref(properties);
+    return path;
+}
+
+/* The secret of `item_path` in a table from secret_service_get_secrets_for_dbus_paths_sync. */
+static inline const void *csecitem_secret_bytes(GHashTable *secrets, const char *item_path, gsize *length) {
+    SecretValue *value = (SecretValue *)g_hash_table_lookup(secrets, item_path);
+    if (value == NULL) return NULL;
+    return secret_value_get(value, length);
+}
+
+static inline void csecitem_hash_unref(GHashTable *table) { g_hash_table_unref(table); }
+
+/* ---- Errors --------------------------------------------------------------- */
+
+static inline GQuark csecitem_io_error_quark(void) { return G_IO_ERROR; }
+static inline GQuark csecitem_dbus_error_quark(void) { return G_DBUS_ERROR; }
+static inline GQuark csecitem_secret_error_quark(void) { return SECRET_ERROR; }
+
 #endif

@@ -1,0 +1,234 @@
+internal import CSecItemLibsecret
+import SecItemCore
+import Foundation
+
+/// How a ``StoredItem`` becomes a Secret Service item and back: the mapping of
+/// `docs/secret-service-mapping.md`, in one place.
+///
+/// Every attribute value is a string (the Secret Service requires valid UTF-8
+/// without NUL). A value is written as plain text when its bytes allow it and as
+/// base64 otherwise; the attribute `secitem-kinds` records, for every stored
+/// attribute, its four-letter key, its kind and whether it is base64, so the
+/// typed ``StoredItem`` is recovered exactly.
+///
+/// The text of a value depends only on the value's canonical bytes (the ones
+/// ``ItemQuery/matches(_:)`` compares), so two values the matcher considers equal
+/// have the same text and a Secret Service attribute search narrowed by them
+/// never misses a match.
+enum ItemCodec {
+    /// The `xdg:schema` of every item this backend writes.
+    static let schemaName = "org.secitem.Item"
+
+    enum Reserved {
+        static let schema = "xdg:schema"
+        static let itemClass = "class"
+        static let uuid = "uuid"
+        static let primaryKey = "primary-key"
+        static let hasData = "has-data"
+        static let kinds = "secitem-kinds"
+        static let namespace = "secitem-namespace"
+        static let username = "username"
+    }
+
+    /// Readable Secret Service attribute names for the keychain's four-letter keys.
+    static let readableNames: [String: String] = [
+        "agrp": "access-group", "pdmn": "accessible", "accc": "access-control", "sync": "synchronizable",
+        "cdat": "creation-date", "mdat": "modification-date", "tkid": "token-id",
+        "acct": "account", "svce": "service", "gena": "generic", "desc": "description", "icmt": "comment",
+        "crtr": "creator", "type": "type", "labl": "label", "invi": "invisible", "nega": "negative",
+        "alis": "alias", "sdmn": "security-domain", "srvr": "server", "ptcl": "protocol",
+        "atyp": "authentication-type", "port": "port", "path": "path",
+        "ctyp": "certificate-type", "cenc": "certificate-encoding", "subj": "subject", "issr": "issuer",
+        "slnr": "serial-number", "skid": "subject-key-id", "pkhh": "public-key-hash",
+        "kcls": "key-class", "perm": "permanent", "priv": "private", "modi": "modifiable",
+        "klbl": "application-label", "atag": "application-tag", "bsiz": "key-size-in-bits",
+        "esiz": "effective-key-size", "sdat": "start-date", "edat": "end-date", "sens": "sensitive",
+        "asen": "always-sensitive", "extr": "extractable", "next": "never-extractable",
+        "encr": "can-encrypt", "decr": "can-decrypt", "drve": "can-derive", "sign": "can-sign",
+        "vrfy": "can-verify", "snrc": "can-sign-recover", "vyrc": "can-verify-recover", "wrap": "can-wrap",
+        "unwp": "can-unwrap",
+    ]
+
+    /// The Secret Service attribute name of a keychain attribute key.
+    static func readableName(_ key: String) -> String {
+        readableNames[key] ?? "attr-\(key)"
+    }
+
+    // MARK: Values
+
+    /// The attribute text of a value, and whether it is base64.
+    static func text(_ value: AttributeValue, key: String) -> (text: String, base64: Bool) {
+        if case .date(let date) = value {
+            // Swift prints the shortest text that parses back to the same Double.
+            return ("\(date.timeIntervalSinceReferenceDate)", false)
+        }
+        let payload = value.canonicalBytes(kind: Schema.kind(of: key)).dropFirst()
+        if !payload.contains(0), let plain = String(validating: payload, as: UTF8.self) {
+            return (plain, false)
+        }
+        return (Data(payload).base64EncodedString(), true)
+    }
+
+    private static func kindLetter(_ value: AttributeValue) -> Character {
+        switch value {
+        case .string: return "s"
+        case .data: return "d"
+        case .number: return "n"
+        case .date: return "t"
+        }
+    }
+
+    private static func decodeValue(kind: Character, text: String) -> AttributeValue? {
+        let base64 = kind.isUppercase
+        let bytes: Data
+        if base64 {
+            guard let decoded = Data(base64Encoded: text) else { return nil }
+            bytes = decoded
+        } else {
+            bytes = Data(text.utf8)
+        }
+        switch kind.lowercased() {
+        case "s":
+            guard let s = String(validating: bytes, as: UTF8.self) else { return nil }
+            return .string(s)
+        case "d":
+            return .data(bytes)
+        case "n":
+            guard let n = Int64(text) else { return nil }
+            return .number(n)
+        case "t":
+            guard let t = Double(text) else { return nil }
+            return .date(Date(timeIntervalSinceReferenceDate: t))
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Items
+
+    /// The Secret Service attributes of `item`.
+    static func attributes(of item: StoredItem, namespace: String?) -> [String: String] {
+        var out: [String: String] = [
+            Reserved.schema: schemaName,
+            Reserved.itemClass: item.itemClass.rawValue,
+            Reserved.uuid: item.id.uuidString,
+            Reserved.primaryKey: primaryKeyHash(item.primaryKey),
+            Reserved.hasData: item.data == nil ? "false" : "true",
+        ]
+        if let namespace { out[Reserved.namespace] = namespace }
+        var kinds: [String] = []
+        for key in item.attributes.keys.sorted() {
+            guard let value = item.attributes[key], !key.contains(","), !key.contains("=") else { continue }
+            let (text, base64) = text(value, key: key)
+            let letter = kindLetter(value)
+            kinds.append("\(key)=\(base64 ? Character(letter.uppercased()) : letter)")
+            out[readableName(key)] = text
+            // Python keyring looks items up by `service` and `username`.
+            if key == "acct", !base64 { out[Reserved.username] = text }
+        }
+        out[Reserved.kinds] = kinds.joined(separator: ",")
+        return out
+    }
+
+    /// The item the attributes describe, or `nil` when they are not one of ours
+    /// (another schema, or damaged).
+    static func item(from attributes: [String: String], data: Data?) -> StoredItem? {
+        guard attributes[Reserved.schema] == schemaName,
+            let cls = attributes[Reserved.itemClass].flatMap(ItemClass.init(rawValue:)),
+            let id = attributes[Reserved.uuid].flatMap(UUID.init(uuidString:)),
+            let kinds = attributes[Reserved.kinds]
+        else { return nil }
+        var values: [String: AttributeValue] = [:]
+        for entry in kinds.split(separator: ",") {
+            let parts = entry.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[1].count == 1, let letter = parts[1].first else { return nil }
+            let key = String(parts[0])
+            guard let text = attributes[readableName(key)], let value = decodeValue(kind: letter, text: text) else {
+                return nil
+            }
+            values[key] = value
+        }
+        let hasData = attributes[Reserved.hasData] != "false"
+        return StoredItem(itemClass: cls, id: id, attributes: values, data: hasData ? (data ?? Data()) : nil)
+    }
+
+    /// Whether the item's `has-data` marker says it carries a secret.
+    static func hasData(_ attributes: [String: String]) -> Bool {
+        attributes[Reserved.hasData] != "false"
+    }
+
+    /// The Secret Service label: `kSecAttrLabel` when set, else "service (account)"
+    /// or "server (account)", else the class.
+    static func label(of item: StoredItem) -> String {
+        func readable(_ key: String) -> String? {
+            guard let value = item.attributes[key] else { return nil }
+            let s: String
+            switch value {
+            case .string(let string): s = string
+            case .data(let data): s = String(decoding: data, as: UTF8.self)
+            case .number(let n): s = String(n)
+            case .date: return nil
+            }
+            let clean = s.replacingOccurrences(of: "\0", with: "")
+            return clean.isEmpty ? nil : clean
+        }
+        if let label = readable("labl") { return label }
+        let main = readable("svce") ?? readable("srvr")
+        let account = readable("acct")
+        switch (main, account) {
+        case (let m?, let a?): return "\(m) (\(a))"
+        case (let m?, nil): return m
+        case (nil, let a?): return "(\(a))"
+        case (nil, nil):
+            switch item.itemClass {
+            case .genericPassword: return "Generic password"
+            case .internetPassword: return "Internet password"
+            case .certificate: return "Certificate"
+            case .key: return "Key"
+            case .identity: return "Identity"
+            }
+        }
+    }
+
+    /// SHA-256 (hex) of a primary key's canonical bytes: equal keys, equal hashes.
+    static func primaryKeyHash(_ key: PrimaryKey) -> String {
+        key.bytes.withUnsafeBytes { raw -> String in
+            let base = raw.bindMemory(to: guchar.self).baseAddress
+            guard let hex = g_compute_checksum_for_data(G_CHECKSUM_SHA256, base, gsize(raw.count)) else { return "" }
+            defer { g_free(hex) }
+            return String(cString: hex)
+        }
+    }
+
+    // MARK: Search
+
+    /// The attributes to narrow a Secret Service search for `query`: only ones
+    /// every matching item is sure to carry with exactly this text.
+    static func searchAttributes(for query: ItemQuery, namespace: String?) -> [String: String] {
+        var out: [String: String] = [Reserved.schema: schemaName]
+        if let namespace { out[Reserved.namespace] = namespace }
+        if let cls = query.itemClass { out[Reserved.itemClass] = cls.rawValue }
+        if let id = query.persistentReferenceID { out[Reserved.uuid] = id.uuidString }
+        if query.accessGroups.count == 1, let group = query.accessGroups.first {
+            out[readableName("agrp")] = text(.string(group), key: "agrp").text
+        }
+        switch query.synchronizable {
+        case .no: out[readableName("sync")] = "0"
+        case .yes: out[readableName("sync")] = "1"
+        case .any: break
+        }
+        for (key, value) in query.attributes {
+            let kind = Schema.kind(of: key)
+            if query.caseInsensitive && (kind == .blob || kind == .string) { continue }
+            out[readableName(key)] = text(value, key: key).text
+        }
+        return out
+    }
+
+    /// The search for items holding primary key `key`.
+    static func primaryKeySearch(_ key: PrimaryKey, namespace: String?) -> [String: String] {
+        var out: [String: String] = [Reserved.schema: schemaName, Reserved.primaryKey: primaryKeyHash(key)]
+        if let namespace { out[Reserved.namespace] = namespace }
+        return out
+    }
+}

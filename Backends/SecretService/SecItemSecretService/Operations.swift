@@ -1,0 +1,200 @@
+import SecItemCore
+import Foundation
+
+/// The four backend operations on an open session, keeping the SecItem rules on
+/// a store without transactions. Runs under the connection's lock.
+struct Operations {
+    let session: Session
+    let namespace: String?
+
+    // MARK: Finding
+
+    /// The items matching `query`, oldest first (creation date, then UUID).
+    func find(_ query: ItemQuery, limit: Int?, loadSecrets: Bool) throws(SecItemError) -> [FoundItem] {
+        if let limit, limit <= 0 { return [] }
+        let search = ItemCodec.searchAttributes(for: query, namespace: namespace)
+        var found = try candidates(search, allowsInteraction: query.allowsInteraction).filter { query.matches($0.item) }
+        found.sort(by: Self.older)
+        if let limit, found.count > limit { found.removeLast(found.count - limit) }
+        if loadSecrets { try fillSecrets(&found) }
+        return found
+    }
+
+    /// Our items (this namespace, our schema) having at least `search`, without secrets.
+    private func candidates(_ search: [String: String], allowsInteraction: Bool) throws(SecItemError) -> [FoundItem] {
+        var paths = try session.search(search)
+        if paths.isEmpty {
+            // A locked collection can hide its items: say it is locked rather than "not found".
+            guard try session.collectionLocked() else { return [] }
+            try unlockOrThrow(allowsInteraction)
+            paths = try session.search(search)
+        }
+        var out: [FoundItem] = []
+        var unlocked = false
+        for path in paths {
+            guard var properties = try session.properties(path) else { continue }  // deleted meanwhile
+            if properties.locked {
+                guard !unlocked else {
+                    throw SecItemError(errSecInteractionNotAllowed, "a Secret Service item stays locked after unlocking")
+                }
+                try unlockOrThrow(allowsInteraction, paths: [path])
+                unlocked = true
+                guard let again = try session.properties(path) else { continue }
+                properties = again
+            }
+            guard properties.attributes[ItemCodec.Reserved.namespace] == namespace,
+                let item = ItemCodec.item(from: properties.attributes, data: nil)
+            else { continue }
+            out.append(FoundItem(path: path, attributes: properties.attributes, label: properties.label, item: item))
+        }
+        return out
+    }
+
+    private func unlockOrThrow(_ allowsInteraction: Bool, paths: [String]? = nil) throws(SecItemError) {
+        guard allowsInteraction else {
+            throw SecItemError(
+                errSecInteractionNotAllowed,
+                "the Secret Service collection \(session.collectionPath) is locked and the query does not allow interaction"
+            )
+        }
+        try session.unlock(paths ?? [session.collectionPath])
+    }
+
+    private func fillSecrets(_ found: inout [FoundItem]) throws(SecItemError) {
+        let wanted = found.filter { ItemCodec.hasData($0.attributes) }.map(\.path)
+        guard !wanted.isEmpty else { return }
+        let secrets = try session.secrets(wanted)
+        for i in found.indices where ItemCodec.hasData(found[i].attributes) {
+            guard let data = secrets[found[i].path] else {
+                throw SecItemError(errSecInteractionNotAllowed, "the Secret Service did not return an item's secret (locked?)")
+            }
+            found[i].item.data = data
+        }
+    }
+
+    /// Our items holding primary key `key`, oldest first.
+    private func holders(of key: PrimaryKey) throws(SecItemError) -> [FoundItem] {
+        try candidates(ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false)
+            .filter { $0.item.primaryKey == key }
+            .sorted(by: Self.older)
+    }
+
+    static func older(_ a: FoundItem, _ b: FoundItem) -> Bool { older(a.item, b.item) }
+
+    static func older(_ a: StoredItem, _ b: StoredItem) -> Bool {
+        let da = creationDate(a)
+        let db = creationDate(b)
+        if da != db { return da < db }
+        return a.id.uuidString < b.id.uuidString
+    }
+
+    private static func creationDate(_ item: StoredItem) -> Date {
+        if case .date(let d)? = item.attributes["cdat"] { return d }
+        return .distantPast
+    }
+
+    // MARK: Add
+
+    /// Adds `item` so that of several processes adding the same primary key at
+    /// once exactly one succeeds and exactly one item remains:
+    ///
+    /// 1. If an item holds the key, fail with errSecDuplicateItem.
+    /// 2. Create the item, then look for other holders of the key.
+    /// 3. None: success. (Of two racing adders, the one whose look comes second
+    ///    sees the other's item, so at most one sees none.)
+    /// 4. An older holder (creation date, then UUID): remove ours, errSecDuplicateItem.
+    /// 5. Only newer holders: remove ours and start again (the newer ones see ours as
+    ///    older and give up, so the next round settles).
+    func add(_ item: StoredItem) throws(SecItemError) {
+        let key = item.primaryKey
+        let attributes = ItemCodec.attributes(of: item, namespace: namespace)
+        let label = ItemCodec.label(of: item)
+        for round in 0..<8 {
+            guard try holders(of: key).isEmpty else {
+                throw SecItemError(errSecDuplicateItem, "an item with the same primary key exists")
+            }
+            let path = try session.create(attributes: attributes, label: label, data: item.data)
+            let others: [FoundItem]
+            do throws(SecItemError) {
+                others = try holders(of: key).filter { $0.path != path && $0.item.id != item.id }
+            } catch {
+                _ = try? session.delete(path)
+                throw error
+            }
+            if others.isEmpty { return }
+            _ = try session.delete(path)
+            if others.contains(where: { Self.older($0.item, item) }) {
+                throw SecItemError(errSecDuplicateItem, "an item with the same primary key was added concurrently")
+            }
+            // Back off a little, growing, so racing adders do not meet again.
+            usleep(UInt32.random(in: 1_000...5_000) * UInt32(round + 1))
+        }
+        throw SecItemError(errSecDuplicateItem, "concurrent adds of the same primary key did not settle")
+    }
+
+    // MARK: Update
+
+    func update(_ query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
+        let old = try find(query, limit: nil, loadSecrets: true)
+        guard !old.isEmpty else { return 0 }
+        let new = old.map { transform($0.item) }
+        let oldOwners = Dictionary(old.map { ($0.item.primaryKey, $0.item.id) }, uniquingKeysWith: { a, _ in a })
+        try checkUpdateCollisions(new) { (key) throws(SecItemError) -> UUID? in
+            if let owner = oldOwners[key] { return owner }
+            return try holders(of: key).first?.item.id
+        }
+        var written: [Int] = []
+        for i in old.indices {
+            do throws(SecItemError) {
+                try write(old[i], to: new[i])
+                written.append(i)
+            } catch {
+                // Put back what was changed, the failing item included; best effort.
+                for j in written + [i] {
+                    try? restore(old[j])
+                }
+                throw error
+            }
+        }
+        return new.count
+    }
+
+    private func write(_ found: FoundItem, to item: StoredItem) throws(SecItemError) {
+        if item.data != found.item.data {
+            try session.setSecret(found.path, item.data)
+        }
+        let attributes = ItemCodec.attributes(of: item, namespace: namespace)
+        if attributes != found.attributes {
+            try session.setAttributes(found.path, attributes)
+        }
+        let label = ItemCodec.label(of: item)
+        if label != found.label {
+            try session.setLabel(found.path, label)
+        }
+    }
+
+    private func restore(_ found: FoundItem) throws(SecItemError) {
+        try session.setSecret(found.path, found.item.data)
+        try session.setAttributes(found.path, found.attributes)
+        try session.setLabel(found.path, found.label)
+    }
+
+    // MARK: Delete
+
+    func delete(_ query: ItemQuery) throws(SecItemError) -> Int {
+        let doomed = try find(query, limit: nil, loadSecrets: true)
+        var deleted: [FoundItem] = []
+        for found in doomed {
+            do throws(SecItemError) {
+                if try session.delete(found.path) { deleted.append(found) }
+            } catch {
+                // Re-create what was deleted (new object paths, same content); best effort.
+                for gone in deleted {
+                    _ = try? session.create(attributes: gone.attributes, label: gone.label, data: gone.item.data)
+                }
+                throw error
+            }
+        }
+        return deleted.count
+    }
+}

@@ -1,1 +1,0 @@
-// The Secret Service backend arrives with issue 4.

@@ -1,0 +1,189 @@
+internal import CSecItemLibsecret
+public import SecItemCore
+public import Foundation
+
+/// Keychain items in the desktop user's keyring, through the Secret Service
+/// D-Bus API (gnome-keyring, KeePassXC, KWallet's bridge) and libsecret.
+///
+/// Each keychain item is one Secret Service item in one collection (the
+/// `default` alias unless configured); its secret is `kSecValueData`, byte-exact;
+/// its attributes are readable names (`service`, `account`, …) under the
+/// `xdg:schema` `org.secitem.Item`, so `secret-tool lookup service S account A`
+/// and Python's `keyring.get_password(S, A)` find generic passwords stored here.
+/// `docs/secret-service-mapping.md` has the whole mapping.
+///
+/// The Secret Service has no transactions; the backend keeps the SecItem rules
+/// anyway: an add checks the primary key before and after creating (of two
+/// processes racing, exactly one succeeds), an update checks every collision
+/// first and puts changed items back if a later write fails.
+///
+/// Every D-Bus call is bounded by ``Configuration/timeout``: no bus, no provider,
+/// or a provider that stops answering gives `errSecNotAvailable` within that time,
+/// with a detail naming the cause. A locked collection gives
+/// `errSecInteractionNotAllowed` unless the query allows interaction
+/// (`kSecUseAuthenticationUI` = allow), in which case the provider's unlock
+/// prompt is shown.
+///
+/// ```swift
+/// let backend = try SecretServiceBackend()              // SECITEM_COLLECTION or "default"
+/// let client = SecItemClient(backend: backend)
+/// ```
+///
+/// Tests can give each case an empty view of the same collection with
+/// ``Configuration/namespace``.
+public final class SecretServiceBackend: SecItemBackend {
+    /// Where and how the backend talks to the Secret Service.
+    public struct Configuration: Sendable, Hashable {
+        /// A collection alias (`default`, `login`, `session`, …) or object path
+        /// (`/org/freedesktop/secrets/collection/…`). `nil`: the `default` alias,
+        /// falling back to the `login` collection; never the in-memory `session`
+        /// collection unless named here.
+        public var collection: String?
+        /// A store tag: when set, every item written carries the attribute
+        /// `secitem-namespace` with this value and every search requires it, so
+        /// backends with different namespaces see disjoint, independent stores in the
+        /// same collection (tests use a fresh UUID per case). `nil`: only items
+        /// without a namespace are visible.
+        public var namespace: String?
+        /// The bound on every D-Bus call (connecting included).
+        public var timeout: Duration
+        /// The bound on an unlock prompt, shown only when a query allows interaction.
+        public var promptTimeout: Duration
+        /// A D-Bus address to use instead of the session bus (`nil`: the session
+        /// bus, from `DBUS_SESSION_BUS_ADDRESS`).
+        public var busAddress: String?
+
+        public init(
+            collection: String? = nil, namespace: String? = nil, timeout: Duration = .seconds(5),
+            promptTimeout: Duration = .seconds(120), busAddress: String? = nil
+        ) {
+            self.collection = collection
+            self.namespace = namespace
+            self.timeout = timeout
+            self.promptTimeout = promptTimeout
+            self.busAddress = busAddress
+        }
+
+        /// The configuration from the environment: `SECITEM_COLLECTION`,
+        /// `SECITEM_SECRET_SERVICE_NAMESPACE`, `SECITEM_SECRET_SERVICE_TIMEOUT`
+        /// (seconds, decimals allowed); unset or empty variables take the defaults.
+        public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+            -> Configuration
+        {
+            func value(_ name: String) -> String? {
+                guard let v = environment[name], !v.isEmpty else { return nil }
+                return v
+            }
+            var configuration = Configuration(
+                collection: value("SECITEM_COLLECTION"), namespace: value("SECITEM_SECRET_SERVICE_NAMESPACE"))
+            if let t = value("SECITEM_SECRET_SERVICE_TIMEOUT").flatMap(Double.init), t > 0, t.isFinite {
+                configuration.timeout = .milliseconds(Int64(min(t, 3600) * 1000))
+            }
+            return configuration
+        }
+    }
+
+    /// The outcome of ``probe(configuration:)``: how far a connection got.
+    public struct ProbeResult: Sendable, Equatable, CustomStringConvertible {
+        /// A D-Bus session bus accepted a connection.
+        public var busReachable: Bool
+        /// A Secret Service provider answered and opened a session.
+        public var providerAnswers: Bool
+        /// The collection's object path, when one was found.
+        public var collectionPath: String?
+        /// How the collection was chosen (for example the fallback to `login`).
+        public var collectionSource: String?
+        /// Whether the collection is locked, when known.
+        public var locked: Bool?
+        /// Why the backend is not usable, when it is not.
+        public var problem: SecItemError?
+        /// How long the probe took.
+        public var elapsed: Duration
+
+        /// Whether the backend can be used without a prompt.
+        public var isUsable: Bool { problem == nil && locked == false }
+
+        public var description: String {
+            var parts = ["bus: \(busReachable ? "reachable" : "unreachable")"]
+            parts.append("provider: \(providerAnswers ? "answers" : "none")")
+            if let collectionPath { parts.append("collection: \(collectionPath) (\(collectionSource ?? ""))") }
+            if let locked { parts.append(locked ? "locked" : "unlocked") }
+            if let problem { parts.append("problem: \(problem)") }
+            return parts.joined(separator: ", ")
+        }
+    }
+
+    public var name: String { "secret-service" }
+
+    /// The configuration the backend was opened with.
+    public let configuration: Configuration
+    private let connection: SecretServiceConnection
+
+    /// Opens the Secret Service: connects to the bus, opens a session with the
+    /// provider and finds the collection, each step bounded by the timeout.
+    /// - Throws: `errSecNotAvailable` (no bus, no provider, no answer),
+    ///   `errSecNoSuchKeychain` (the collection does not exist).
+    public init(configuration: Configuration = .fromEnvironment()) throws(SecItemError) {
+        self.configuration = configuration
+        connection = try SecretServiceConnection(configuration: configuration)
+    }
+
+    /// The collection in use and how it was chosen, for diagnostics.
+    public var collectionDescription: String? { connection.collectionDescription }
+
+    /// Checks, within `configuration.timeout` per step, whether a bus is reachable,
+    /// whether a provider answers, which collection would be used and whether it is
+    /// locked. Never prompts and never throws.
+    public static func probe(configuration: Configuration = .fromEnvironment()) -> ProbeResult {
+        let start = ContinuousClock.now
+        var result = ProbeResult(busReachable: false, providerAnswers: false, elapsed: .zero)
+        var progress = Session.OpenProgress()
+        do throws(SecItemError) {
+            let session = try Session.open(configuration, progress: &progress)
+            result.collectionPath = session.collectionPath
+            result.collectionSource = session.collectionSource
+            result.locked = try session.collectionLocked()
+        } catch {
+            result.problem = error
+        }
+        result.busReachable = progress.busReachable
+        result.providerAnswers = progress.providerAnswers
+        result.elapsed = ContinuousClock.now - start
+        return result
+    }
+
+    /// ``probe(configuration:)`` with the environment's configuration and the given bound.
+    public static func probe(timeout: Duration) -> ProbeResult {
+        var configuration = Configuration.fromEnvironment()
+        configuration.timeout = timeout
+        return probe(configuration: configuration)
+    }
+
+    // MARK: SecItemBackend
+
+    public func add(_ item: StoredItem) throws(SecItemError) {
+        try connection.withSession { (session) throws(SecItemError) in
+            try Operations(session: session, namespace: configuration.namespace).add(item)
+        }
+    }
+
+    public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
+        try connection.withSession { (session) throws(SecItemError) -> [StoredItem] in
+            let found = try Operations(session: session, namespace: configuration.namespace)
+                .find(query, limit: limit, loadSecrets: true)
+            return found.map(\.item)
+        }
+    }
+
+    public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
+        try connection.withSession { (session) throws(SecItemError) -> Int in
+            try Operations(session: session, namespace: configuration.namespace).update(query, transform)
+        }
+    }
+
+    public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
+        try connection.withSession { (session) throws(SecItemError) -> Int in
+            try Operations(session: session, namespace: configuration.namespace).delete(query)
+        }
+    }
+}
