@@ -1,0 +1,107 @@
+import SecItemCore
+import SecItemSecretService
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the D-Bus session bus is, without starting one.
+///
+/// GLib would otherwise try X11 autolaunch (`dbus-launch`) when
+/// `DBUS_SESSION_BUS_ADDRESS` is unset; a headless server must not grow a bus
+/// just because a program looked for a keyring.
+struct SessionBus: Sendable {
+    /// The address to connect to, or `nil` when there is no bus to try.
+    let address: String?
+    /// Where the address came from, or why there is none.
+    let source: String
+
+    static func locate(_ env: [String: String]) -> SessionBus {
+        if let address = env["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty {
+            return SessionBus(address: address, source: "DBUS_SESSION_BUS_ADDRESS")
+        }
+        if let runtime = env["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            let path = runtime + "/bus"
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK {
+                return SessionBus(address: "unix:path=\(path)", source: "$XDG_RUNTIME_DIR/bus")
+            }
+            return SessionBus(address: nil, source: "DBUS_SESSION_BUS_ADDRESS is not set and \(path) is not a socket")
+        }
+        return SessionBus(address: nil, source: "DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are not set")
+    }
+}
+
+/// Whether the Secret Service is usable, as the automatic choice and `secitem diagnose` see it.
+public struct SecretServiceStatus: Sendable {
+    /// The bus address tried, if any.
+    public var busAddress: String?
+    /// Where the address came from, or why there is none.
+    public var busSource: String
+    /// What the backend's probe found; `nil` when there was no bus to try.
+    var probe: SecretServiceBackend.ProbeResult?
+
+    /// A session bus accepted a connection.
+    public var busReachable: Bool { probe?.busReachable ?? false }
+    /// A Secret Service provider answered.
+    public var providerAnswers: Bool { probe?.providerAnswers ?? false }
+    /// The collection's object path, when one was found.
+    public var collectionPath: String? { probe?.collectionPath }
+    /// Whether the collection is locked, when known.
+    public var locked: Bool? { probe?.locked }
+    /// Why the backend is not usable, when it is not.
+    public var problem: SecItemError? { probe?.problem }
+    /// How long the probe took (zero when there was no bus to try).
+    public var elapsed: Duration { probe?.elapsed ?? .zero }
+
+    /// A provider answered and the collection was found (it may be locked: the
+    /// Secret Service is still the user's keyring, and a locked read says so).
+    public var isUsable: Bool {
+        guard let probe else { return false }
+        return probe.providerAnswers && probe.problem == nil
+    }
+
+    /// Why the Secret Service is or is not used, in one sentence, without secrets.
+    public var summary: String {
+        guard let probe else { return "no D-Bus session bus: \(busSource)" }
+        if !probe.busReachable {
+            return "the session bus at \(busAddress ?? "?") is not reachable (\(probe.problem.map(String.init(describing:)) ?? "no answer"))"
+        }
+        if !probe.providerAnswers {
+            return "no Secret Service provider answers on the session bus (\(probe.problem.map(String.init(describing:)) ?? "no answer"))"
+        }
+        if let problem = probe.problem { return "the Secret Service answered but is not usable: \(problem)" }
+        var text = "a Secret Service provider answers on the session bus"
+        if let path = probe.collectionPath { text += "; collection \(path)" }
+        if let source = probe.collectionSource, !source.isEmpty { text += " (\(source))" }
+        if probe.locked == true { text += "; the collection is locked (reads fail with errSecInteractionNotAllowed until it is unlocked)" }
+        return text
+    }
+
+    /// The bound on each step of the probe: `SECITEM_PROBE_TIMEOUT` seconds, default 0.8.
+    static func timeout(_ env: [String: String]) -> Duration {
+        if let text = env["SECITEM_PROBE_TIMEOUT"], let seconds = Double(text), seconds > 0, seconds <= 60 {
+            return .milliseconds(Int64(seconds * 1000))
+        }
+        return .milliseconds(800)
+    }
+
+    private static let cache = Mutex<[String: SecretServiceStatus]>([:])
+
+    /// Probes once per process for a given bus and collection; later calls return the cached answer.
+    public static func probe(environment env: [String: String]) -> SecretServiceStatus {
+        let bus = SessionBus.locate(env)
+        let key = "\(bus.address ?? "")\u{0}\(env["SECITEM_COLLECTION"] ?? "")"
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        var status = SecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
+        if let address = bus.address {
+            var configuration = SecretServiceBackend.Configuration.fromEnvironment(env)
+            configuration.busAddress = address
+            configuration.timeout = timeout(env)
+            status.probe = SecretServiceBackend.probe(configuration: configuration)
+        }
+        cache.withLock { $0[key] = status }
+        return status
+    }
+}

@@ -1,0 +1,162 @@
+public import SecItemCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The configuration file, `$XDG_CONFIG_HOME/secitem/config` (`~/.config/secitem/config`).
+///
+/// A few `key = value` lines; `#` starts a comment; blank lines are ignored.
+/// Every key has an environment variable, which wins when both are set:
+///
+/// | key | environment | meaning |
+/// |---|---|---|
+/// | `backend` | `SECITEM_BACKEND` | `file`, `secret-service` or `memory`; unset: the automatic choice |
+/// | `file` | `SECITEM_FILE` | the file backend's SQLite file |
+/// | `key-file` | `SECITEM_KEY_FILE` | the file backend's key file (0600, owned by the user) |
+/// | `passphrase-file` | `SECITEM_PASSPHRASE_FILE` | a file holding the passphrase (0600, owned by the user) |
+/// | `key-source` | `SECITEM_KEY_SOURCE` | `key-file`, `passphrase` or `automatic` |
+/// | `collection` | `SECITEM_COLLECTION` | the Secret Service collection (alias or object path) |
+/// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` |
+///
+/// `SECITEM_CONFIG` names another file; `SECITEM_CONFIG=none` ignores the file.
+/// The file never holds a secret itself: passphrases come from `passphrase-file`.
+public struct SecItemConfigFile: Sendable, Equatable {
+    /// The keys the file accepts, and the environment variable each stands for.
+    public static let variables: [(key: String, variable: String)] = [
+        ("backend", "SECITEM_BACKEND"),
+        ("file", "SECITEM_FILE"),
+        ("key-file", "SECITEM_KEY_FILE"),
+        ("passphrase-file", "SECITEM_PASSPHRASE_FILE"),
+        ("key-source", "SECITEM_KEY_SOURCE"),
+        ("collection", "SECITEM_COLLECTION"),
+        ("access-groups", "SECITEM_ACCESS_GROUPS"),
+    ]
+
+    /// Where the file is (or would be); `nil` when no home is known or `SECITEM_CONFIG=none`.
+    public let path: String?
+    /// Whether the file exists.
+    public let exists: Bool
+    /// Its settings, by key.
+    public let settings: [String: String]
+
+    public init(path: String?, exists: Bool, settings: [String: String]) {
+        self.path = path
+        self.exists = exists
+        self.settings = settings
+    }
+
+    /// The path the environment gives for the file.
+    public static func path(environment: [String: String]) -> String? {
+        if let explicit = environment["SECITEM_CONFIG"], !explicit.isEmpty {
+            return explicit == "none" ? nil : explicit
+        }
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/secitem/config" }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.config/secitem/config" }
+        return nil
+    }
+
+    /// Reads the file; a missing file is an empty configuration.
+    /// - Throws: `errSecParam` for an unknown key or a line that is not `key = value`
+    ///   (naming the file and line); `errSecIO` when the file exists but cannot be read.
+    public static func load(environment: [String: String]) throws(SecItemError) -> SecItemConfigFile {
+        guard let path = path(environment: environment) else {
+            return SecItemConfigFile(path: nil, exists: false, settings: [:])
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            return SecItemConfigFile(path: path, exists: false, settings: [:])
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SecItemError(errSecIO, "cannot read the config file \(path)")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), path: path)
+    }
+
+    /// Parses the text of a config file.
+    public static func parse(_ text: String, path: String) throws(SecItemError) -> SecItemConfigFile {
+        var settings: [String: String] = [:]
+        let known = Set(variables.map(\.key))
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw SecItemError(errSecParam, "\(path) line \(number + 1): expected 'key = value'")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            guard known.contains(key) else {
+                throw SecItemError(
+                    errSecParam,
+                    "\(path) line \(number + 1): unknown key '\(key)'; known keys: \(variables.map(\.key).joined(separator: ", "))")
+            }
+            settings[key] = value
+        }
+        return SecItemConfigFile(path: path, exists: true, settings: settings)
+    }
+}
+
+/// The process configuration: the environment with the config file applied.
+public enum SecItemSettings {
+    /// `environment` with every config-file setting whose variable is unset added,
+    /// and `SECITEM_PASSPHRASE_FILE` read into `SECITEM_PASSPHRASE` (in memory only).
+    ///
+    /// `backend` is left out: it ranks below `SECITEM_BACKEND` but is applied by
+    /// the automatic choice, which says where the choice came from.
+    /// - Throws: what reading the config file or the passphrase file throws.
+    public static func effectiveEnvironment(_ environment: [String: String]) throws(SecItemError) -> [String: String] {
+        let file = try SecItemConfigFile.load(environment: environment)
+        var env = environment
+        for (key, variable) in SecItemConfigFile.variables where key != "backend" {
+            if let value = file.settings[key], (env[variable] ?? "").isEmpty {
+                env[variable] = value
+            }
+        }
+        if let passphraseFile = env["SECITEM_PASSPHRASE_FILE"], !passphraseFile.isEmpty,
+            (env["SECITEM_PASSPHRASE"] ?? "").isEmpty
+        {
+            env["SECITEM_PASSPHRASE"] = try readPassphraseFile(passphraseFile)
+        }
+        return env
+    }
+
+    /// The entitled access groups: `SECITEM_ACCESS_GROUPS`, else the config file's
+    /// `access-groups`, else the default group. A config file that cannot be read
+    /// counts as absent here (opening the backend reports it).
+    public static func accessGroups(environment: [String: String]) -> AccessGroups {
+        if let groups = environment["SECITEM_ACCESS_GROUPS"], !groups.isEmpty {
+            return AccessGroups.fromEnvironment(environment)
+        }
+        let file = try? SecItemConfigFile.load(environment: environment)
+        return AccessGroups((file?.settings["access-groups"] ?? "").split(separator: ",").map(String.init))
+    }
+
+    /// Why a secret-holding file is refused, or `nil` when it is private to the user
+    /// (a regular file, owned by the user, no group or other permissions).
+    public static func permissionProblem(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            return errno == ENOENT ? "\(path) does not exist" : "cannot read \(path): \(String(cString: strerror(errno)))"
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return "\(path) is not a regular file" }
+        if info.st_uid != getuid() { return "\(path) is owned by another user (uid \(info.st_uid))" }
+        let mode = info.st_mode & 0o777
+        if mode & 0o077 != 0 {
+            return "\(path) is accessible by group or others (mode \(String(mode, radix: 8))); run chmod 600 \(path)"
+        }
+        return nil
+    }
+
+    private static func readPassphraseFile(_ path: String) throws(SecItemError) -> String {
+        if let problem = permissionProblem(path) {
+            throw SecItemError(errSecAuthFailed, "the passphrase file is refused: \(problem)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SecItemError(errSecIO, "cannot read the passphrase file \(path)")
+        }
+        var text = String(decoding: data, as: UTF8.self)
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        guard !text.isEmpty else { throw SecItemError(errSecParam, "the passphrase file \(path) is empty") }
+        return text
+    }
+}

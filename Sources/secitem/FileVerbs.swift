@@ -1,0 +1,6 @@
+import Foundation
+import SecItem
+
+enum FileVerbs {
+    static let all: [Verb] = []
+}

@@ -1,0 +1,247 @@
+import Foundation
+import SecItem
+
+/// add-/find-/delete-generic-password and their -internet-password variants.
+enum PasswordVerbs {
+    /// An attribute a flag sets, and how its value is typed.
+    struct AttributeFlag {
+        let option: OptionSpec
+        let attribute: String
+        let isNumber: Bool
+        let isFourCharCode: Bool
+
+        init(_ short: Character, _ attribute: String, _ valueName: String, _ help: String, number: Bool = false,
+             fourCharCode: Bool = false)
+        {
+            option = OptionSpec(attribute, short: short, valueName: valueName, help: help)
+            self.attribute = attribute
+            isNumber = number
+            isFourCharCode = fourCharCode
+        }
+    }
+
+    static let common: [AttributeFlag] = [
+        AttributeFlag("a", "acct", "account", "Account name."),
+        AttributeFlag("c", "crtr", "creator", "Creator (a four-character code).", fourCharCode: true),
+        AttributeFlag("C", "type", "type", "Type (a four-character code).", fourCharCode: true),
+        AttributeFlag("D", "desc", "kind", "Kind (kSecAttrDescription)."),
+        AttributeFlag("j", "icmt", "comment", "Comment."),
+        AttributeFlag("l", "labl", "label", "Label."),
+    ]
+
+    static let generic: [AttributeFlag] = common + [
+        AttributeFlag("s", "svce", "service", "Service name."),
+        AttributeFlag("G", "gena", "value", "Generic attribute (kSecAttrGeneric)."),
+    ]
+
+    static let internet: [AttributeFlag] = common + [
+        AttributeFlag("s", "srvr", "server", "Server name."),
+        AttributeFlag("d", "sdmn", "domain", "Security domain."),
+        AttributeFlag("p", "path", "path", "Path."),
+        AttributeFlag("P", "port", "port", "Port number.", number: true),
+        AttributeFlag("r", "ptcl", "protocol", "Protocol, a four-character code such as http, htps, ftp, ssh.", fourCharCode: true),
+        AttributeFlag("t", "atyp", "type", "Authentication type, a four-character code such as dflt, http, form, ntlm.", fourCharCode: true),
+    ]
+
+    static let passwordOption = OptionSpec(
+        "password", short: "w", .optionalValue, valueName: "password",
+        help: "The password. Given as the last option or as '-', it is read from standard input (no echo on a terminal).")
+
+    static let all: [Verb] = [
+        addVerb("add-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
+        findVerb("find-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
+        deleteVerb("delete-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
+        addVerb("add-internet-password", itemClass: kSecClassInternetPassword, flags: internet, noun: "internet password"),
+        findVerb("find-internet-password", itemClass: kSecClassInternetPassword, flags: internet, noun: "internet password"),
+        deleteVerb("delete-internet-password", itemClass: kSecClassInternetPassword, flags: internet, noun: "internet password"),
+    ]
+
+    /// The attributes the flags give, typed for the query dictionary.
+    static func attributes(_ args: ParsedArguments, _ flags: [AttributeFlag]) throws(CommandError) -> [String: Any] {
+        var out: [String: Any] = [:]
+        for flag in flags {
+            guard let value = args.value(flag.attribute) else { continue }
+            if flag.isNumber {
+                guard let number = Int(value), number >= 0 else {
+                    throw CommandError(.usage, "-\(flag.option.short!) needs a non-negative number, not '\(value)'")
+                }
+                out[flag.attribute] = number
+            } else if flag.isFourCharCode {
+                guard value.utf8.count <= 4, !value.isEmpty else {
+                    throw CommandError(.usage, "-\(flag.option.short!) needs a code of 1 to 4 characters, not '\(value)'")
+                }
+                out[flag.attribute] = value.padding(toLength: 4, withPad: " ", startingAt: 0)
+            } else if flag.attribute == "gena" {
+                out[flag.attribute] = Data(value.utf8)
+            } else {
+                out[flag.attribute] = value
+            }
+        }
+        return out
+    }
+
+    static func usageLine(_ flags: [AttributeFlag], extra: String) -> String {
+        flags.map { "[-\($0.option.short!) \($0.option.valueName)]" }.joined(separator: " ") + " " + extra
+    }
+
+    /// The password `-w` gives: its value (with a warning), or standard input.
+    static func password(_ args: ParsedArguments) throws(CommandError) -> Data? {
+        if let value = args.value("password"), value != "-" {
+            Console.error("secitem: warning: a password given as an argument is visible to other users in the process list; use -w - to read it from standard input\n")
+            return Data(value.utf8)
+        }
+        guard args.has("password") else { return nil }
+        return try Console.readSecret(prompt: "password data for new item: ", confirm: "retype password for new item: ")
+    }
+
+    static func addVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
+        Verb(
+            name, summary: "Add a \(noun) item.",
+            synopsis: usageLine(flags, extra: "[-w [password]] [-U]"),
+            discussion: """
+                The item's password is empty unless -w gives one. With -U an existing item with the same
+                \(itemClass == kSecClassGenericPassword ? "account and service" : "account, server, protocol, port, path, domain and authentication type")
+                is updated (its password only when -w is given); without it, adding one that exists fails (status 45).
+                """,
+            options: flags.map(\.option) + [
+                passwordOption,
+                OptionSpec("update", short: "U", .flag, help: "Update the item if it already exists."),
+            ]
+        ) { (session: Session) throws(CommandError) in
+            let args = session.arguments
+            let given = try attributes(args, flags)
+            let secret = try password(args)
+            let client = try session.client()
+            var item = given
+            item[kSecClass] = itemClass
+            item[kSecValueData] = secret ?? Data()
+            do throws(SecItemError) {
+                try client.addItem(item)
+            } catch SecItemError.duplicateItem where args.has("update") {
+                var query: [String: Any] = [kSecClass: itemClass]
+                let keyAttributes: Set<String> = itemClass == kSecClassGenericPassword
+                    ? ["acct", "svce"] : ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"]
+                for key in keyAttributes { query[key] = given[key] ?? (key == "port" ? 0 as Any : "" as Any) }
+                var changes = given.filter { !keyAttributes.contains($0.key) }
+                if let secret { changes[kSecValueData] = secret }
+                if changes.isEmpty { return }
+                do throws(SecItemError) {
+                    try client.updateItems(query, changes)
+                } catch {
+                    throw CommandError(error, context: "cannot update the \(noun)")
+                }
+            } catch {
+                throw CommandError(error, context: "cannot add the \(noun)")
+            }
+        }
+    }
+
+    static func findVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
+        Verb(
+            name, summary: "Find a \(noun) item and print its attributes (or its password).",
+            synopsis: usageLine(flags, extra: "[-g] [-w]"),
+            discussion: """
+                The first item matching every given attribute is printed. As on macOS, -g writes the
+                password to standard error after the attributes, as `password: "..."`; -w writes only the
+                password (and a newline) to standard output. Nothing secret is printed otherwise.
+                """,
+            options: flags.map(\.option) + [
+                OptionSpec("showPassword", short: "g", .flag, help: "Show the password (on standard error) with the attributes."),
+                OptionSpec("onlyPassword", short: "w", .flag, help: "Print only the password, on standard output."),
+            ]
+        ) { (session: Session) throws(CommandError) in
+            let args = session.arguments
+            var query = try attributes(args, flags)
+            query[kSecClass] = itemClass
+            query[kSecMatchLimit] = kSecMatchLimitOne
+            query[kSecAttrSynchronizable] = kSecAttrSynchronizableAny
+            query[kSecReturnAttributes] = true
+            let wantsSecret = args.has("showPassword") || args.has("onlyPassword")
+            if wantsSecret { query[kSecReturnData] = true }
+            let client = try session.client()
+            let found: [String: Any]
+            do throws(SecItemError) {
+                found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
+            } catch {
+                throw CommandError(error, context: "cannot find the \(noun)")
+            }
+            let data = found[kSecValueData] as? Data ?? Data()
+            if args.has("onlyPassword") {
+                Console.writeData(data + Data("\n".utf8))
+                return
+            }
+            Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.name))
+            if args.has("showPassword") {
+                Console.error("password: \(ItemFormat.quoted(data))\n")
+            }
+        }
+    }
+
+    static func deleteVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
+        Verb(
+            name, summary: "Delete a \(noun) item.",
+            synopsis: usageLine(flags, extra: ""),
+            discussion: "As on macOS, the first item matching every given attribute is deleted and its attributes printed.",
+            options: flags.map(\.option)
+        ) { (session: Session) throws(CommandError) in
+            var query = try attributes(session.arguments, flags)
+            query[kSecClass] = itemClass
+            query[kSecMatchLimit] = kSecMatchLimitOne
+            query[kSecAttrSynchronizable] = kSecAttrSynchronizableAny
+            query[kSecReturnAttributes] = true
+            query[kSecReturnPersistentRef] = true
+            let client = try session.client()
+            do throws(SecItemError) {
+                let found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
+                guard let ref = found[kSecValuePersistentRef] as? Data else { throw SecItemError(errSecItemNotFound) }
+                try client.deleteItems([kSecValuePersistentRef: ref])
+                Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.name))
+                Console.write("password has been deleted.\n")
+            } catch {
+                throw CommandError(error, context: "cannot delete the \(noun)")
+            }
+        }
+    }
+}
+
+/// The text form of an item's attributes, close to macOS `security`'s.
+enum ItemFormat {
+    static func describe(_ attributes: [String: Any], itemClass: String, backend: String) -> String {
+        var out = "keychain: \"\(backend)\"\nclass: \"\(itemClass)\"\nattributes:\n"
+        for key in attributes.keys.sorted() where key != kSecValueData && key != kSecValuePersistentRef && key != "class" {
+            guard let value = attributes[key] else { continue }
+            out += "    \"\(key)\"\(typed(value))\n"
+        }
+        return out
+    }
+
+    static func typed(_ value: Any) -> String {
+        switch value {
+        case let data as Data: return "<blob>=\(quoted(data))"
+        case let string as String: return "<blob>=\(quoted(Data(string.utf8)))"
+        case let date as Date: return "<timedate>=\"\(timestamp(date))\""
+        case let number as Int: return "<sint32>=\(number)"
+        case let number as Int64: return "<sint32>=\(number)"
+        case let flag as Bool: return "<sint32>=\(flag ? 1 : 0)"
+        default: return "<unknown>"
+        }
+    }
+
+    /// `"text"` when the bytes are printable UTF-8, else `0x…` hex.
+    static func quoted(_ data: Data) -> String {
+        if let text = String(data: data, encoding: .utf8),
+            !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        {
+            return "\"\(text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\""
+        }
+        return "0x" + data.map { String(format: "%02X", $0) }.joined()
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMddHHmmss'Z'"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,6 @@
+import Foundation
+import SecItem
+
+enum TransferVerbs {
+    static let all: [Verb] = []
+}
