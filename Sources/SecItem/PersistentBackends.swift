@@ -18,12 +18,10 @@ extension BackendChoice {
             return try SQLiteBackend(configuration: SQLiteBackend.Configuration.fromEnvironment(env))
         default:
             let bus = SessionBus.locate(env)
-            guard let address = bus.address else {
+            guard bus.address != nil else {
                 throw SecItemError(errSecNotAvailable, "the Secret Service needs a D-Bus session bus: \(bus.source)")
             }
-            var configuration = SecretServiceBackend.Configuration.fromEnvironment(env)
-            configuration.busAddress = address
-            return try SecretServiceBackend(configuration: configuration)
+            return try SecretServiceBackend(configuration: SecretServiceBackend.Configuration.fromEnvironment(env))
         }
     }
 

@@ -95,9 +95,10 @@ public struct SecretServiceStatus: Sendable {
         let key = "\(bus.address ?? "")\u{0}\(env["SECITEM_COLLECTION"] ?? "")"
         if let cached = cache.withLock({ $0[key] }) { return cached }
         var status = SecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
-        if let address = bus.address {
+        if bus.address != nil {
+            // The backend connects to the process's session bus (libsecret's rule);
+            // the check above only keeps GLib from autolaunching one.
             var configuration = SecretServiceBackend.Configuration.fromEnvironment(env)
-            configuration.busAddress = address
             configuration.timeout = timeout(env)
             status.probe = SecretServiceBackend.probe(configuration: configuration)
         }

@@ -1,8 +1,35 @@
 import Foundation
 import SecItem
 
+/// diagnose: which backend the process would use, why, and what is wrong with the others.
 enum DiagnoseVerb {
-    static let verb = Verb("diagnose", summary: "Say which backend is used and why.", synopsis: "", options: []) {
-        (session: Session) throws(CommandError) in
+    static let verb = Verb(
+        "diagnose", summary: "Say which backend is used, why, and why each other one is or is not usable.",
+        synopsis: "",
+        discussion: """
+            Nothing is created and no secret is printed: a passphrase shows as (set). The Secret Service
+            is probed with a short bound (SECITEM_PROBE_TIMEOUT seconds per step, default 0.8); the file
+            backend is opened only when its file exists. Exits 0 when the backend that would be used is
+            usable, 53 otherwise.
+            """,
+        options: []
+    ) { (session: Session) throws(CommandError) in
+        let diagnosis = BackendDiagnosis.run(environment: session.effectiveEnvironment)
+        var out = "backend: \(diagnosis.chosen ?? "none")\(diagnosis.chosenUsable ? "" : " (NOT USABLE)")\n"
+        out += "reason: \(diagnosis.reason)\n\n"
+        for finding in diagnosis.findings {
+            let mark = finding.backend == diagnosis.chosen ? "chosen" : (finding.usable ? "usable" : "not usable")
+            out += "\(finding.backend): \(mark)\n"
+            for note in finding.notes { out += "  \(note)\n" }
+        }
+        out += "\nconfiguration:\n"
+        for line in diagnosis.configuration { out += "  \(line)\n" }
+        out += "environment:\n"
+        if diagnosis.environment.isEmpty { out += "  (no SECITEM_ variables set)\n" }
+        for line in diagnosis.environment { out += "  \(line)\n" }
+        Console.write(out)
+        if !diagnosis.chosenUsable {
+            throw CommandError(.notAvailable, "the \(diagnosis.chosen ?? "chosen") backend is not usable: see above")
+        }
     }
 }
