@@ -354,12 +354,43 @@ final class Connection {
             }
             if let limit, out.count >= limit { break }
         }
+        stmt.reset()
+        if out.isEmpty && damaged == 0 {
+            damaged = try damagedCandidates(query)
+        }
         if out.isEmpty && damaged > 0 {
             throw SecItemError(
                 errSecDecode,
                 "\(damaged) candidate row(s) failed authentication (tampered or damaged); see SQLiteBackend.verify()")
         }
         return out
+    }
+
+    /// After a miss: the rows whose attribute HMAC columns alone match the query
+    /// but that fail to open. Finds the row a lookup was after when its
+    /// primary-key, class, access-group or sync column was altered (so the main
+    /// search skipped it), so that the lookup reports damage, not absence.
+    private func damagedCandidates(_ query: ItemQuery) throws(SecItemError) -> Int {
+        guard let itemClass = query.itemClass, !query.caseInsensitive, query.persistentReferenceID == nil else {
+            return 0
+        }
+        var conditions: [String] = []
+        var binds: [[UInt8]] = []
+        for name in IndexedColumns.attributes {
+            guard let value = query.attributes[name] else { continue }
+            conditions.append("h_\(name) = ?")
+            binds.append(try codec.attributeMAC(itemClass, name, value))
+        }
+        guard !conditions.isEmpty else { return 0 }
+        let stmt = try db.statement(
+            "SELECT \(Self.selectColumns) FROM items WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq")
+        defer { stmt.reset() }
+        for (i, b) in binds.enumerated() { stmt.bind(Int32(i + 1), b) }
+        var damaged = 0
+        while try stmt.step(during: "searching items") {
+            if case .failure = try codec.decode(Self.row(stmt).1) { damaged += 1 }
+        }
+        return damaged
     }
 
     /// Every row, decoded or reported damaged.
