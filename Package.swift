@@ -56,6 +56,7 @@ let package = Package(
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(name: "KeychainHelperExample", dependencies: ["SecItem"], path: "Examples/KeychainHelperExample"),
+        .executableTarget(name: "SwiftNativeExample", dependencies: ["SecItem"], path: "Examples/SwiftNativeExample"),
 
         // MARK: Benchmarks
         .executableTarget(

@@ -8,7 +8,7 @@ extension Keychain {
     public init(
         service: String, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlock,
         synchronizable: Bool = false
-    ) throws(SecItemError) {
+    ) throws {
         try self.init(
             service: service, client: try SecItemSystem.currentClient(), accessGroup: accessGroup,
             accessibility: accessibility, synchronizable: synchronizable)
@@ -18,7 +18,7 @@ extension Keychain {
     public init(
         internet: InternetScope, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlock,
         synchronizable: Bool = false
-    ) throws(SecItemError) {
+    ) throws {
         try self.init(
             internet: internet, client: try SecItemSystem.currentClient(), accessGroup: accessGroup,
             accessibility: accessibility, synchronizable: synchronizable)

@@ -43,9 +43,14 @@ public struct SecItemError: Error, Sendable, Equatable, CustomStringConvertible 
         lhs.status == rhs.status
     }
 
-    /// Pattern matching by status (`case SecItemError.duplicateItem`).
+    /// Pattern matching by status (`catch SecItemError.duplicateItem`) on any error.
     public static func ~= (pattern: SecItemError, value: any Error) -> Bool {
         (value as? SecItemError)?.status == pattern.status
+    }
+
+    /// Pattern matching by status where the error is already typed (`throws(SecItemError)`).
+    public static func ~= (pattern: SecItemError, value: SecItemError) -> Bool {
+        value.status == pattern.status
     }
 
     public static let unimplemented = SecItemError(errSecUnimplemented)

@@ -38,3 +38,13 @@ struct ExampleProgramTests {
         #expect(!output.contains("FAIL"))
     }
 }
+
+@Suite("Swift-native example")
+struct SwiftNativeExampleTests {
+    @Test("the README's Swift-native example runs on the memory backend")
+    func swiftNativeOnMemory() throws {
+        let (status, output) = try ExamplePrograms.run("SwiftNativeExample", environment: ["SECITEM_BACKEND": "memory"])
+        #expect(status == 0, "output:\n\(output)")
+        #expect(output.contains("swift-native example passed"))
+    }
+}

@@ -88,7 +88,7 @@ public struct Keychain: Sendable {
     public init(
         service: String, client: SecItemClient, accessGroup: String? = nil,
         accessibility: Accessibility = .afterFirstUnlock, synchronizable: Bool = false
-    ) throws(SecItemError) {
+    ) throws {
         try self.init(
             scope: .service(service), client: client, accessGroup: accessGroup, accessibility: accessibility,
             synchronizable: synchronizable)
@@ -98,7 +98,7 @@ public struct Keychain: Sendable {
     public init(
         internet: InternetScope, client: SecItemClient, accessGroup: String? = nil,
         accessibility: Accessibility = .afterFirstUnlock, synchronizable: Bool = false
-    ) throws(SecItemError) {
+    ) throws {
         try self.init(
             scope: .internet(internet), client: client, accessGroup: accessGroup, accessibility: accessibility,
             synchronizable: synchronizable)
@@ -108,7 +108,7 @@ public struct Keychain: Sendable {
     public init(
         scope: Scope, client: SecItemClient, accessGroup: String? = nil,
         accessibility: Accessibility = .afterFirstUnlock, synchronizable: Bool = false
-    ) throws(SecItemError) {
+    ) throws {
         let group = accessGroup ?? client.accessGroups.defaultGroup
         guard client.accessGroups.groups.contains(group) else {
             throw SecItemError(errSecMissingEntitlement, "access group '\(group)' is not entitled")
@@ -121,7 +121,7 @@ public struct Keychain: Sendable {
     }
 
     /// The same keychain scope over another client (another store).
-    public func with(client: SecItemClient) throws(SecItemError) -> Keychain {
+    public func with(client: SecItemClient) throws -> Keychain {
         try Keychain(
             scope: scope, client: client, accessGroup: accessGroup, accessibility: accessibility,
             synchronizable: synchronizable)
@@ -155,19 +155,15 @@ public struct Keychain: Sendable {
 
     /// The data stored under `key`, or `nil` when there is none.
     /// - Throws: ``SecItemError`` for any failure other than "not found".
-    public func data(forKey key: String) throws(SecItemError) -> Data? {
+    public func data(forKey key: String) throws -> Data? {
         var q = query(forKey: key)
         q[kSecReturnData as String] = true
-        do {
-            return try client.copyMatchingItems(q) as? Data ?? Data()
-        } catch SecItemError.itemNotFound {
-            return nil
-        }
+        return try absentAsNil { () throws(SecItemError) in try client.copyMatchingItems(q) as? Data ?? Data() }
     }
 
     /// The UTF-8 string stored under `key`, or `nil` when there is none.
     /// - Throws: `errSecDecode` when the stored bytes are not UTF-8; other ``SecItemError``s.
-    public func string(forKey key: String) throws(SecItemError) -> String? {
+    public func string(forKey key: String) throws -> String? {
         guard let data = try data(forKey: key) else { return nil }
         guard let string = String(bytes: data, encoding: .utf8) else {
             throw SecItemError(errSecDecode, "the item under this key is not UTF-8 text")
@@ -177,7 +173,7 @@ public struct Keychain: Sendable {
 
     /// The value stored under `key` by ``setEncoded(_:forKey:)``, or `nil` when there is none.
     /// - Throws: `errSecDecode` when the stored bytes do not decode as `T`; other ``SecItemError``s.
-    public func decoded<T: Decodable>(_ type: T.Type, forKey key: String) throws(SecItemError) -> T? {
+    public func decoded<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
         guard let data = try data(forKey: key) else { return nil }
         do {
             return try JSONDecoder().decode(type, from: data)
@@ -187,32 +183,24 @@ public struct Keychain: Sendable {
     }
 
     /// Whether an item exists under `key`.
-    public func contains(_ key: String) throws(SecItemError) -> Bool {
-        do {
-            _ = try client.copyMatchingItems(query(forKey: key))
-            return true
-        } catch SecItemError.itemNotFound {
-            return false
-        }
+    public func contains(_ key: String) throws -> Bool {
+        let q = query(forKey: key)
+        return try absentAsNil { () throws(SecItemError) in try client.copyMatchingItems(q) } != nil
     }
 
     /// Every key (account) in this keychain, sorted.
-    public func allKeys() throws(SecItemError) -> [String] {
+    public func allKeys() throws -> [String] {
         try allItems().map(\.key).sorted()
     }
 
     /// Every item's attributes, and its data when `includingData` is true.
-    public func allItems(includingData: Bool = false) throws(SecItemError) -> [KeychainItem] {
+    public func allItems(includingData: Bool = false) throws -> [KeychainItem] {
         var q = query()
         q[kSecReturnAttributes as String] = true
         q[kSecReturnData as String] = includingData
         q[kSecMatchLimit as String] = kSecMatchLimitAll
-        do {
-            let result = try client.copyMatchingItems(q) as? [[String: Any]] ?? []
-            return result.map(KeychainItem.init(attributes:))
-        } catch SecItemError.itemNotFound {
-            return []
-        }
+        let result = try absentAsNil { () throws(SecItemError) in try client.copyMatchingItems(q) } as? [[String: Any]] ?? []
+        return result.map(KeychainItem.init(attributes:))
     }
 
     // MARK: Writing
@@ -222,35 +210,32 @@ public struct Keychain: Sendable {
     /// Never a read-then-write race: it adds, and on `errSecDuplicateItem` updates
     /// (retrying if the item vanished in between), so concurrent writers end with
     /// exactly one item holding one writer's value.
-    public func set(_ data: Data, forKey key: String) throws(SecItemError) {
+    public func set(_ data: Data, forKey key: String) throws {
         var item = query(forKey: key)
         item[kSecValueData as String] = data
         item[kSecAttrAccessible as String] = accessibility.rawValue
+        let changes: [String: Any] = [kSecValueData as String: data, kSecAttrAccessible as String: accessibility.rawValue]
         for _ in 0..<8 {
             do {
                 try client.addItem(item)
                 return
-            } catch SecItemError.duplicateItem {
-                do {
-                    try client.updateItems(
-                        query(forKey: key),
-                        [kSecValueData as String: data, kSecAttrAccessible as String: accessibility.rawValue])
-                    return
-                } catch SecItemError.itemNotFound {
-                    continue  // removed between the add and the update: add again
-                }
+            } catch {
+                guard error.status == errSecDuplicateItem else { throw error }
             }
+            let updated = try absentAsNil { () throws(SecItemError) in try client.updateItems(query(forKey: key), changes) }
+            if updated != nil { return }
+            // Removed between the add and the update: add again.
         }
         throw SecItemError(errSecIO, "the item kept changing under concurrent writers")
     }
 
     /// Stores `string` as UTF-8 under `key`, replacing what was there.
-    public func set(_ string: String, forKey key: String) throws(SecItemError) {
+    public func set(_ string: String, forKey key: String) throws {
         try set(Data(string.utf8), forKey: key)
     }
 
     /// Stores `value` encoded as JSON under `key`, replacing what was there.
-    public func setEncoded<T: Encodable>(_ value: T, forKey key: String) throws(SecItemError) {
+    public func setEncoded<T: Encodable>(_ value: T, forKey key: String) throws {
         let data: Data
         do {
             data = try JSONEncoder().encode(value)
@@ -262,32 +247,25 @@ public struct Keychain: Sendable {
 
     /// Replaces the data of an existing item.
     /// - Throws: `errSecItemNotFound` when there is no item under `key`.
-    public func update(_ data: Data, forKey key: String) throws(SecItemError) {
+    public func update(_ data: Data, forKey key: String) throws {
         try client.updateItems(query(forKey: key), [kSecValueData as String: data])
     }
 
     /// Removes the item under `key`.
     /// - Returns: Whether there was one.
     @discardableResult
-    public func remove(_ key: String) throws(SecItemError) -> Bool {
-        do {
-            try client.deleteItems(query(forKey: key))
-            return true
-        } catch SecItemError.itemNotFound {
-            return false
-        }
+    public func remove(_ key: String) throws -> Bool {
+        let q = query(forKey: key)
+        return try absentAsNil { () throws(SecItemError) in try client.deleteItems(q) } != nil
     }
 
     /// Removes every item of this keychain (this service or server, this group,
     /// this synchronizable state), and nothing else.
     /// - Returns: How many items were removed.
     @discardableResult
-    public func removeAll() throws(SecItemError) -> Int {
-        do {
-            return try client.deleteItems(query())
-        } catch SecItemError.itemNotFound {
-            return 0
-        }
+    public func removeAll() throws -> Int {
+        let q = query()
+        return try absentAsNil { () throws(SecItemError) in try client.deleteItems(q) } ?? 0
     }
 
     // MARK: Subscripts
@@ -336,5 +314,19 @@ public struct KeychainItem: Sendable, Hashable {
         creationDate = attributes[kSecAttrCreationDate as String] as? Date
         modificationDate = attributes[kSecAttrModificationDate as String] as? Date
         data = attributes[kSecValueData as String] as? Data
+    }
+}
+
+/// Runs `body`, turning errSecItemNotFound into `nil`.
+///
+/// (A plain `do`/`catch` with one exhaustive clause: a non-exhaustive
+/// `catch SecItemError.x` around a typed-throws call crashes Swift 6.3.1's
+/// SILGen in some functions.)
+func absentAsNil<T>(_ body: () throws(SecItemError) -> T) throws(SecItemError) -> T? {
+    do {
+        return try body()
+    } catch {
+        if error.status == errSecItemNotFound { return nil }
+        throw error
     }
 }

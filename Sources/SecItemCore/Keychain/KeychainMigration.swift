@@ -28,19 +28,14 @@ extension Keychain {
     ///   failing call's error.
     @discardableResult
     public func migrateItems(matching query: [String: Any], from source: SecItemClient, removeFromSource: Bool = false)
-        throws(SecItemError) -> MigrationReport
+        throws -> MigrationReport
     {
         var q = query
         q[kSecReturnAttributes as String] = true
         q[kSecReturnData as String] = true
         q[kSecReturnPersistentRef as String] = true
         q[kSecMatchLimit as String] = kSecMatchLimitAll
-        let found: [[String: Any]]
-        do {
-            found = try source.copyMatchingItems(q) as? [[String: Any]] ?? []
-        } catch SecItemError.itemNotFound {
-            return MigrationReport()
-        }
+        let found = try absentAsNil { () throws(SecItemError) in try source.copyMatchingItems(q) } as? [[String: Any]] ?? []
         var entries: [(key: String, data: Data, ref: Data?)] = []
         for attributes in found {
             let item = KeychainItem(attributes: attributes)
@@ -53,11 +48,8 @@ extension Keychain {
         if removeFromSource {
             for entry in entries {
                 guard let ref = entry.ref else { continue }
-                do {
-                    try source.deleteItems([kSecValuePersistentRef as String: ref])
-                } catch SecItemError.itemNotFound {
-                    continue  // already gone: the goal is reached
-                }
+                // Already gone (not found) is fine: the goal is reached.
+                _ = try absentAsNil { () throws(SecItemError) in try source.deleteItems([kSecValuePersistentRef as String: ref]) }
             }
             report.removedFromSource = true
         }
@@ -66,12 +58,12 @@ extension Keychain {
 
     /// Moves every item of `source` into this keychain (see ``migrateItems(matching:from:removeFromSource:)``).
     @discardableResult
-    public func migrate(from source: Keychain, removeFromSource: Bool = false) throws(SecItemError) -> MigrationReport {
+    public func migrate(from source: Keychain, removeFromSource: Bool = false) throws -> MigrationReport {
         try migrateItems(matching: source.query(), from: source.client, removeFromSource: removeFromSource)
     }
 
     /// Writes `entries` as new items, verifying each; on any failure removes what it wrote.
-    func write(_ entries: [(key: String, data: Data)]) throws(SecItemError) -> MigrationReport {
+    func write(_ entries: [(key: String, data: Data)]) throws -> MigrationReport {
         var seen = Set<String>()
         for entry in entries {
             guard seen.insert(entry.key).inserted else {
@@ -82,7 +74,7 @@ extension Keychain {
             }
         }
         var written: [String] = []
-        do throws(SecItemError) {
+        do {
             for entry in entries {
                 var item = query(forKey: entry.key)
                 item[kSecValueData as String] = entry.data
@@ -95,7 +87,10 @@ extension Keychain {
             }
         } catch {
             for key in written { _ = try? remove(key) }
-            throw SecItemError(error.status, "migration failed after \(written.count) of \(entries.count) items and was rolled back: \(error.detail ?? error.message)")
+            let failure = error as? SecItemError ?? SecItemError(errSecIO)
+            throw SecItemError(
+                failure.status,
+                "migration failed after \(written.count) of \(entries.count) items and was rolled back: \(failure.detail ?? failure.message)")
         }
         return MigrationReport(migratedKeys: written)
     }
@@ -116,7 +111,7 @@ extension Keychain {
     @discardableResult
     public static func migrateLegacyFile(
         at url: URL, into client: SecItemClient, accessGroup: String? = nil, removeFile: Bool = false
-    ) throws(SecItemError) -> [String: MigrationReport] {
+    ) throws -> [String: MigrationReport] {
         let contents: Data
         do {
             contents = try Data(contentsOf: url)
@@ -132,7 +127,7 @@ extension Keychain {
         }
         var reports: [String: MigrationReport] = [:]
         var done: [(Keychain, MigrationReport)] = []
-        do throws(SecItemError) {
+        do {
             for service in order {
                 let keychain = try Keychain(service: service, client: client, accessGroup: accessGroup)
                 let report = try keychain.write(byService[service] ?? [])
@@ -165,7 +160,7 @@ enum LegacyFile {
         var secret: String
     }
 
-    static func parse(_ data: Data) throws(SecItemError) -> [Entry] {
+    static func parse(_ data: Data) throws -> [Entry] {
         if let json = try? JSONSerialization.jsonObject(with: data) {
             return try parseJSON(json)
         }
@@ -175,7 +170,7 @@ enum LegacyFile {
         return try parseINI(text)
     }
 
-    static func parseJSON(_ json: Any) throws(SecItemError) -> [Entry] {
+    static func parseJSON(_ json: Any) throws -> [Entry] {
         let bad = SecItemError(errSecDecode, "the legacy JSON is not {service: {account: secret}} or [{service, account, secret}]")
         var out: [Entry] = []
         if let object = json as? [String: Any] {
@@ -200,7 +195,7 @@ enum LegacyFile {
         return out
     }
 
-    static func parseINI(_ text: String) throws(SecItemError) -> [Entry] {
+    static func parseINI(_ text: String) throws -> [Entry] {
         var out: [Entry] = []
         var section: String?
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
