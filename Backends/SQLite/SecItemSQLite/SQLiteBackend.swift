@@ -233,6 +233,9 @@ final class Connection {
         _ = try KeychainCreation.createIfMissing(configuration)
         let db = try Database(
             path: configuration.path, busyTimeoutMilliseconds: Int32(clamping: configuration.busyTimeoutMilliseconds))
+        // Read the header before anything that could write, so a file that is not a
+        // keychain (an empty file included) is left exactly as it was.
+        let header = try db.transaction(write: false) { () throws(SecItemError) in try KeychainHeader.read(db) }
         let mode = try db.statement("PRAGMA journal_mode")
         _ = try mode.step(during: "reading the journal mode")
         let journal = mode.text(0)
@@ -243,7 +246,6 @@ final class Connection {
             set.reset()
         }
         try db.execute("PRAGMA synchronous=FULL")
-        let header = try db.transaction(write: false) { () throws(SecItemError) in try KeychainHeader.read(db) }
         let kek = try KeyEncryptionKey.forExisting(configuration.keySource, configuration, header: header)
         guard let dataKey = try header.unwrap(kek: kek.kek) else {
             let what = header.protection == .passphrase ? "passphrase" : "key"
