@@ -2,22 +2,28 @@ import Testing
 import SecItemConformance
 import SecItemCore
 import SecItemMemory
+import SecItemSQLite
+import Foundation
 
 /// The backends the conformance suite runs on. Adding a backend is one case here.
 enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
+    case file
 
     var testDescription: String { rawValue }
 
     var options: ConformanceOptions {
         switch self {
         case .memory: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
+        // Every write is a durable (fsync'd) SQLite transaction.
+        case .file: return ConformanceOptions(threads: 8, operationsPerThread: 250)
         }
     }
 
     func makeBackend() throws -> any SecItemBackend {
         switch self {
         case .memory: return MemoryBackend()
+        case .file: return try FileBackendStores.make()
         }
     }
 }
@@ -27,5 +33,21 @@ struct ConformanceTests {
     @Test("conformance", arguments: BackendUnderTest.allCases, ConformanceSuite.cases)
     func conformance(backend: BackendUnderTest, test: ConformanceCase) async throws {
         try await test.run(options: backend.options) { try backend.makeBackend() }
+    }
+}
+
+/// Fresh file keychains for the conformance runs, each in its own directory under
+/// one per-process temporary directory that is removed when the process exits.
+enum FileBackendStores {
+    static let root: String = {
+        let path = NSTemporaryDirectory() + "secitem-conformance-file-\(getpid())"
+        atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "secitem-conformance-file-\(getpid())") }
+        return path
+    }()
+
+    static func make() throws -> SQLiteBackend {
+        let dir = root + "/" + UUID().uuidString
+        let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
+        return try SQLiteBackend(configuration: .init(path: dir + "/keychain.db", keySource: .rawKey(key)))
     }
 }
