@@ -31,9 +31,11 @@ public final class MemoryBackend: SecItemBackend {
     }
 
     private struct Storage {
-        /// Items in insertion order.
-        var items: [UUID: StoredItem] = [:]
+        /// Items with their insertion sequence number (the order results come in).
+        var items: [UUID: (seq: Int, item: StoredItem)] = [:]
+        /// Ids in insertion order; may hold ids of deleted items, skipped and compacted lazily.
         var order: [UUID] = []
+        var nextSeq = 0
         var byPrimaryKey: [PrimaryKey: UUID] = [:]
         var faults: [Fault] = []
 
@@ -50,15 +52,36 @@ public final class MemoryBackend: SecItemBackend {
 
         func matching(_ query: ItemQuery, limit: Int?) -> [StoredItem] {
             if let id = query.persistentReferenceID {
-                guard let item = items[id], query.matches(item) else { return [] }
-                return [item]
+                guard let entry = items[id], query.matches(entry.item) else { return [] }
+                return [entry.item]
+            }
+            if let keys = query.primaryKeyCandidates {
+                // Indexed: at most one item per candidate key.
+                var found = keys.compactMap { byPrimaryKey[$0].flatMap { items[$0] } }.filter { query.matches($0.item) }
+                found.sort { $0.seq < $1.seq }
+                return found.prefix(limit ?? found.count).map(\.item)
             }
             var out: [StoredItem] = []
             for id in order {
                 if let limit, out.count >= limit { break }
-                if let item = items[id], query.matches(item) { out.append(item) }
+                if let entry = items[id], query.matches(entry.item) { out.append(entry.item) }
             }
             return out
+        }
+
+        mutating func insert(_ item: StoredItem) {
+            items[item.id] = (nextSeq, item)
+            nextSeq += 1
+            order.append(item.id)
+            byPrimaryKey[item.primaryKey] = item.id
+        }
+
+        mutating func remove(_ item: StoredItem) {
+            byPrimaryKey[item.primaryKey] = nil
+            items[item.id] = nil
+            if order.count > 64 && order.count > 2 * items.count {
+                order.removeAll { items[$0] == nil }
+            }
         }
     }
 
@@ -97,11 +120,8 @@ public final class MemoryBackend: SecItemBackend {
     public func add(_ item: StoredItem) throws(SecItemError) {
         try storage.withLock { (s: inout Storage) throws(SecItemError) in
             try s.checkFault(.add)
-            let key = item.primaryKey
-            guard s.byPrimaryKey[key] == nil else { throw SecItemError(errSecDuplicateItem) }
-            s.byPrimaryKey[key] = item.id
-            s.items[item.id] = item
-            s.order.append(item.id)
+            guard s.byPrimaryKey[item.primaryKey] == nil else { throw SecItemError(errSecDuplicateItem) }
+            s.insert(item)
         }
     }
 
@@ -122,7 +142,7 @@ public final class MemoryBackend: SecItemBackend {
             for item in old { s.byPrimaryKey[item.primaryKey] = nil }
             for item in new {
                 s.byPrimaryKey[item.primaryKey] = item.id
-                s.items[item.id] = item
+                s.items[item.id]?.item = item
             }
             return new.count
         }
@@ -133,12 +153,7 @@ public final class MemoryBackend: SecItemBackend {
             try s.checkFault(.delete)
             let doomed = s.matching(query, limit: nil)
             guard !doomed.isEmpty else { return 0 }
-            let ids = Set(doomed.map(\.id))
-            for item in doomed {
-                s.byPrimaryKey[item.primaryKey] = nil
-                s.items[item.id] = nil
-            }
-            s.order.removeAll { ids.contains($0) }
+            for item in doomed { s.remove(item) }
             return doomed.count
         }
     }

@@ -76,6 +76,37 @@ public struct ItemQuery: Sendable, Hashable {
         return true
     }
 
+    /// The primary keys a matching item must have, when the query pins every
+    /// primary-key attribute of its class by case-sensitive equality: one key per
+    /// searched access group and synchronizable state. A backend can then look
+    /// items up by key (an index, a hash) instead of scanning; it must still filter
+    /// the candidates with ``matches(_:)`` (other attributes may be constrained).
+    /// `nil` when the query does not pin the whole key.
+    public var primaryKeyCandidates: [PrimaryKey]? {
+        guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return nil }
+        var pinned: [String: AttributeValue] = [:]
+        for key in itemClass.primaryKeyAttributes where key != "agrp" && key != "sync" {
+            guard let value = attributes[key] else { return nil }
+            pinned[key] = value
+        }
+        let syncValues: [Int64]
+        switch synchronizable {
+        case .no: syncValues = [0]
+        case .yes: syncValues = [1]
+        case .any: syncValues = [0, 1]
+        }
+        var keys: [PrimaryKey] = []
+        keys.reserveCapacity(accessGroups.count * syncValues.count)
+        for group in accessGroups.sorted() {
+            pinned["agrp"] = .string(group)
+            for sync in syncValues {
+                pinned["sync"] = .number(sync)
+                keys.append(PrimaryKey(itemClass: itemClass, attributes: pinned))
+            }
+        }
+        return keys
+    }
+
     /// Whether two values of an attribute are the same value under SecItem's rules.
     public static func equal(_ a: AttributeValue, _ b: AttributeValue, kind: AttributeKind, caseInsensitive: Bool)
         -> Bool

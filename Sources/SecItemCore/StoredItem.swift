@@ -48,9 +48,15 @@ public struct PrimaryKey: Sendable, Hashable {
     public let bytes: Data
 
     public init(of item: StoredItem) {
-        var out = Array(item.itemClass.rawValue.utf8)
-        for key in item.itemClass.primaryKeyAttributes {
-            let value = item.attributes[key] ?? Schema.defaultValue(for: key)
+        self.init(itemClass: item.itemClass, attributes: item.attributes)
+    }
+
+    /// The primary key an item of `itemClass` with these attributes has (absent
+    /// primary-key attributes count as their defaults).
+    public init(itemClass: ItemClass, attributes: [String: AttributeValue]) {
+        var out = Array(itemClass.rawValue.utf8)
+        for key in itemClass.primaryKeyAttributes {
+            let value = attributes[key] ?? Schema.defaultValue(for: key)
             let valueBytes = value.canonicalBytes(kind: Schema.kind(of: key))
             out += Array(key.utf8)
             let n = UInt32(valueBytes.count)

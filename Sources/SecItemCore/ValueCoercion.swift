@@ -13,32 +13,28 @@ enum RawValue {
     case other(String)
 
     init(_ value: Any) {
-        // Look through Optional (kCFBooleanTrue is a Bool?, values may be String?).
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional {
-            guard let wrapped = mirror.children.first?.value else {
-                self = .null
-                return
-            }
-            self = RawValue(wrapped)
-            return
-        }
-        if type(of: value) == Bool.self, let b = value as? Bool {
+        // The common cases first, by exact type: this runs for every value of every call.
+        if let s = value as? String {
+            self = .string(s)
+        } else if let d = value as? Data {
+            self = .data(d)
+        } else if type(of: value) == Bool.self, let b = value as? Bool {
             self = .bool(b)
+        } else if type(of: value) == Int.self, let i = value as? Int {
+            self = .integer(Int64(i))
         } else if let n = value as? NSNumber, type(of: value) is NSNumber.Type {
             self = RawValue(number: n)
         } else if let i = value as? any BinaryInteger {
             if let v = Int64(exactly: i) { self = .integer(v) } else { self = .other("an integer out of range") }
         } else if let d = value as? any BinaryFloatingPoint {
             self = .double(Double(d))
-        } else if let s = value as? String {
-            self = .string(s)
         } else if let s = value as? any StringProtocol {
             self = .string(String(s))
-        } else if let d = value as? Data {
-            self = .data(d)
         } else if let d = value as? Date {
             self = .date(d)
+        } else if let optional = value as? any OptionalValue {
+            // kCFBooleanTrue is a Bool?; values may be String? and the like.
+            if let wrapped = optional.wrappedAny { self = RawValue(wrapped) } else { self = .null }
         } else if value is NSNull {
             self = .null
         } else {
@@ -133,6 +129,20 @@ enum Coercion {
         case .date:
             guard case .date(let d) = raw else { throw bad() }
             return .date(d)
+        }
+    }
+}
+
+/// Lets `RawValue` look inside an `Optional` held in an `Any` without reflection.
+protocol OptionalValue {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    var wrappedAny: Any? {
+        switch self {
+        case .some(let value): return value
+        case .none: return nil
         }
     }
 }
