@@ -167,4 +167,24 @@ struct KeyTests {
         try a.rekey(to: .passphrase("new"))
         #expect(status { _ = try readData(clientB, "a") } == errSecAuthFailed)
     }
+
+    @Test("a passphrase file keeps the default scrypt cost (N=2^15, r=8, p=1) in its metadata")
+    func defaultScrypt() throws {
+        let dir = TempDir()
+        let db = dir.file("k.db")
+        let config = SQLiteBackend.Configuration(path: db, keySource: .passphrase("pw"))
+        #expect(config.scryptParameters == .default)
+        do {
+            let client = SecItemClient(backend: try SQLiteBackend(configuration: config), accessGroups: groups)
+            try client.addItem(genp("a", data: "data-a"))
+        }
+        let raw = RawDB(db)
+        #expect(raw.strings("SELECT value FROM meta WHERE key IN ('scrypt_log_n', 'scrypt_r', 'scrypt_p') ORDER BY key")
+            == ["15", "1", "8"])
+        #expect(raw.blob("SELECT value FROM meta WHERE key = 'scrypt_salt'")?.count == 16)
+        // The cost travels with the file: opening with other defaults still works.
+        let client = SecItemClient(backend: try openBackend(db, .passphrase("pw")), accessGroups: groups)
+        #expect(try readData(client, "a") == "data-a")
+        #expect("\(SQLiteBackend.KeySource.rawKey(Data(repeating: 0xAB, count: 32)))" == "raw key (redacted)")
+    }
 }
