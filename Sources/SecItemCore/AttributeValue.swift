@@ -42,21 +42,46 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     /// their bytes; other kinds are tagged so that, for example, the number 80 and
     /// the protocol string "80" cannot collide by accident.
     public func canonicalBytes(kind: AttributeKind) -> [UInt8] {
+        var out: [UInt8] = []
+        appendCanonicalBytes(kind: kind, to: &out)
+        return out
+    }
+
+    /// Appends ``canonicalBytes(kind:)`` to `out` without intermediate arrays.
+    public func appendCanonicalBytes(kind: AttributeKind, to out: inout [UInt8]) {
         switch (kind, self) {
         case (.blob, .string(let s)), (.string, .string(let s)), (.access, .string(let s)),
             (.data, .string(let s)):
-            return [0x62] + Array(s.utf8)
+            out.append(0x62)
+            out.append(contentsOf: s.utf8)
         case (_, .data(let d)):
-            return [0x62] + Array(d)
+            out.append(0x62)
+            out.append(contentsOf: d)
         case (.blob, .number(let n)):
-            return [0x62] + Array(String(n).utf8)
+            out.append(0x62)
+            out.append(contentsOf: String(n).utf8)
         case (_, .number(let n)):
-            return [0x6E] + Array(String(n).utf8)
+            out.append(0x6E)
+            out.append(contentsOf: String(n).utf8)
         case (_, .string(let s)):
-            return [0x73] + Array(s.utf8)
+            out.append(0x73)
+            out.append(contentsOf: s.utf8)
         case (_, .date(let d)):
             let bits = d.timeIntervalSinceReferenceDate.bitPattern
-            return [0x64] + (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * $0)) }
+            out.append(0x64)
+            for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: bits >> (56 - 8 * i))) }
+        }
+    }
+
+    /// Whether two values are the same value for an attribute of `kind` (byte-exact).
+    public func isSameValue(as other: AttributeValue, kind: AttributeKind) -> Bool {
+        switch (self, other) {
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.data(let a), .data(let b)): return a == b
+        case (.number(let a), .number(let b)): return a == b
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        default: return canonicalBytes(kind: kind) == other.canonicalBytes(kind: kind)
         }
     }
 

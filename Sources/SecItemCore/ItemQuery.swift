@@ -84,10 +84,8 @@ public struct ItemQuery: Sendable, Hashable {
     /// `nil` when the query does not pin the whole key.
     public var primaryKeyCandidates: [PrimaryKey]? {
         guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return nil }
-        var pinned: [String: AttributeValue] = [:]
         for key in itemClass.primaryKeyAttributes where key != "agrp" && key != "sync" {
-            guard let value = attributes[key] else { return nil }
-            pinned[key] = value
+            guard attributes[key] != nil else { return nil }
         }
         let syncValues: [Int64]
         switch synchronizable {
@@ -95,23 +93,16 @@ public struct ItemQuery: Sendable, Hashable {
         case .yes: syncValues = [1]
         case .any: syncValues = [0, 1]
         }
-        var keys: [PrimaryKey] = []
-        keys.reserveCapacity(accessGroups.count * syncValues.count)
-        for group in accessGroups.sorted() {
-            pinned["agrp"] = .string(group)
-            for sync in syncValues {
-                pinned["sync"] = .number(sync)
-                keys.append(PrimaryKey(itemClass: itemClass, attributes: pinned))
-            }
-        }
-        return keys
+        let groups = accessGroups.count == 1 ? Array(accessGroups) : accessGroups.sorted()
+        return PrimaryKey.candidates(
+            itemClass: itemClass, attributes: attributes, groups: groups, syncValues: syncValues)
     }
 
     /// Whether two values of an attribute are the same value under SecItem's rules.
     public static func equal(_ a: AttributeValue, _ b: AttributeValue, kind: AttributeKind, caseInsensitive: Bool)
         -> Bool
     {
-        if a.canonicalBytes(kind: kind) == b.canonicalBytes(kind: kind) { return true }
+        if a.isSameValue(as: b, kind: kind) { return true }
         guard caseInsensitive, kind == .blob || kind == .string else { return false }
         guard let sa = a.stringValue, let sb = b.stringValue else { return false }
         return sa.lowercased() == sb.lowercased()

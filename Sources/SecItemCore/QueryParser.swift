@@ -89,10 +89,20 @@ struct ParsedDictionary {
                 errSecUnimplemented, "kSecClassIdentity is not implemented on Linux; store the certificate and key")
         }
 
-        // Keys in a fixed order, so that with several problems the same one is reported every time.
-        for key in dictionary.keys.sorted() where key != "class" || role == .changes {
-            let raw = RawValue(dictionary[key]!)
-            try parsed.take(key: key, raw: raw, role: role, entitlements: entitlements)
+        // Keys in dictionary order (no sorting on the hot path); on a failure, the
+        // keys again in sorted order, so that with several problems the same one is
+        // reported every time.
+        let start = parsed
+        do {
+            for (key, value) in dictionary where key != "class" || role == .changes {
+                try parsed.take(key: key, raw: RawValue(value), role: role, entitlements: entitlements)
+            }
+        } catch {
+            parsed = start
+            for key in dictionary.keys.sorted() where key != "class" || role == .changes {
+                try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role, entitlements: entitlements)
+            }
+            throw error
         }
 
         if role != .changes, parsed.itemClass == nil, parsed.persistentRef == nil {
@@ -112,6 +122,11 @@ struct ParsedDictionary {
     private mutating func take(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
         throws(SecItemError)
     {
+        // Attribute keys are the common case: test for them before the long switch.
+        if role != .changes, key != "nleg", Schema.looksLikeAttribute(key) {
+            try takeAttribute(key: key, raw: raw, role: role, entitlements: entitlements)
+            return
+        }
         if role == .changes, !Schema.looksLikeAttribute(key) || key == "nleg" {
             if key == "v_Data" {
                 guard case .data(let d) = raw else {
@@ -247,6 +262,8 @@ struct ParsedDictionary {
 public struct AccessGroups: Sendable, Hashable {
     /// The entitled groups, in order; never empty.
     public let groups: [String]
+    /// The same groups as a set (what a search covers when it names no group).
+    public let groupSet: Set<String>
 
     /// The group new items go to when they name none.
     public var defaultGroup: String { groups[0] }
@@ -259,6 +276,7 @@ public struct AccessGroups: Sendable, Hashable {
         var seen = Set<String>()
         let cleaned = groups.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && seen.insert($0).inserted }
         self.groups = cleaned.isEmpty ? [Self.defaultGroupName] : cleaned
+        self.groupSet = Set(self.groups)
     }
 
     /// The groups from `SECITEM_ACCESS_GROUPS` (`a,b,c`), or the default group.

@@ -11,12 +11,39 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     public var description: String { rawValue }
 
+    /// ``primaryKeyAttributes`` with their kinds, for building keys without lookups.
+    var primaryKeyKinds: [(String, AttributeKind)] {
+        switch self {
+        case .genericPassword: return Schema.genpPrimaryKeyKinds
+        case .internetPassword: return Schema.inetPrimaryKeyKinds
+        case .certificate: return Schema.certPrimaryKeyKinds
+        case .key: return Schema.keysPrimaryKeyKinds
+        case .identity: return []
+        }
+    }
+
     /// The attribute keys an item of this class may carry (contract §4).
-    public var attributeKeys: Set<String> { Schema.attributes[self] ?? [] }
+    public var attributeKeys: Set<String> {
+        switch self {
+        case .genericPassword: return Schema.genpAttributes
+        case .internetPassword: return Schema.inetAttributes
+        case .certificate: return Schema.certAttributes
+        case .key: return Schema.keysAttributes
+        case .identity: return []
+        }
+    }
 
     /// The attributes that make an item unique, in canonical order (contract §3),
     /// including `agrp` and `sync`, which are in every class's primary key.
-    public var primaryKeyAttributes: [String] { Schema.primaryKeys[self] ?? [] }
+    public var primaryKeyAttributes: [String] {
+        switch self {
+        case .genericPassword: return Schema.genpPrimaryKey
+        case .internetPassword: return Schema.inetPrimaryKey
+        case .certificate: return Schema.certPrimaryKey
+        case .key: return Schema.keysPrimaryKey
+        case .identity: return []
+        }
+    }
 }
 
 /// How an attribute's value is accepted, stored and compared (contract §4).
@@ -39,30 +66,28 @@ public enum AttributeKind: Sendable, Hashable {
 public enum Schema {
     static let common: Set<String> = ["agrp", "pdmn", "accc", "sync", "cdat", "mdat", "tkid"]
 
-    static let attributes: [ItemClass: Set<String>] = [
-        .genericPassword: common.union([
-            "acct", "svce", "gena", "desc", "icmt", "crtr", "type", "labl", "invi", "nega", "alis", "scrp", "cusi",
-        ]),
-        .internetPassword: common.union([
-            "acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "desc", "icmt", "crtr", "type", "labl",
-            "invi", "nega", "alis", "scrp", "cusi",
-        ]),
-        .certificate: common.union(["ctyp", "cenc", "labl", "alis", "subj", "issr", "slnr", "skid", "pkhh"]),
-        .key: common.union([
-            "kcls", "labl", "alis", "perm", "priv", "modi", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat",
-            "edat", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap",
-            "unwp",
-        ]),
-        .identity: [],
-    ]
+    static let genpAttributes = common.union([
+        "acct", "svce", "gena", "desc", "icmt", "crtr", "type", "labl", "invi", "nega", "alis", "scrp", "cusi",
+    ])
+    static let inetAttributes = common.union([
+        "acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "desc", "icmt", "crtr", "type", "labl",
+        "invi", "nega", "alis", "scrp", "cusi",
+    ])
+    static let certAttributes = common.union(["ctyp", "cenc", "labl", "alis", "subj", "issr", "slnr", "skid", "pkhh"])
+    static let keysAttributes = common.union([
+        "kcls", "labl", "alis", "perm", "priv", "modi", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat",
+        "edat", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap",
+        "unwp",
+    ])
 
-    static let primaryKeys: [ItemClass: [String]] = [
-        .genericPassword: ["acct", "svce", "agrp", "sync"],
-        .internetPassword: ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"],
-        .certificate: ["ctyp", "issr", "slnr", "agrp", "sync"],
-        .key: ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"],
-        .identity: [],
-    ]
+    static let genpPrimaryKey = ["acct", "svce", "agrp", "sync"]
+    static let inetPrimaryKey = ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"]
+    static let certPrimaryKey = ["ctyp", "issr", "slnr", "agrp", "sync"]
+    static let keysPrimaryKey = ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"]
+    static let genpPrimaryKeyKinds = genpPrimaryKey.map { ($0, kind(of: $0)) }
+    static let inetPrimaryKeyKinds = inetPrimaryKey.map { ($0, kind(of: $0)) }
+    static let certPrimaryKeyKinds = certPrimaryKey.map { ($0, kind(of: $0)) }
+    static let keysPrimaryKeyKinds = keysPrimaryKey.map { ($0, kind(of: $0)) }
 
     static let blobKeys: Set<String> = [
         "acct", "svce", "labl", "desc", "icmt", "gena", "sdmn", "srvr", "atyp", "path", "atag", "alis", "accc",
@@ -71,14 +96,19 @@ public enum Schema {
     static let dataKeys: Set<String> = ["subj", "issr", "slnr", "skid", "pkhh", "klbl"]
     static let dateKeys: Set<String> = ["cdat", "mdat", "sdat", "edat"]
 
+    /// Every key's kind, looked up once per attribute on hot paths.
+    static let kinds: [String: AttributeKind] = {
+        var table: [String: AttributeKind] = ["pdmn": .access]
+        for key in blobKeys { table[key] = .blob }
+        for key in stringKeys { table[key] = .string }
+        for key in dataKeys { table[key] = .data }
+        for key in dateKeys { table[key] = .date }
+        return table
+    }()
+
     /// The kind of an attribute key; every key not listed elsewhere is a number.
     public static func kind(of key: String) -> AttributeKind {
-        if key == "pdmn" { return .access }
-        if blobKeys.contains(key) { return .blob }
-        if stringKeys.contains(key) { return .string }
-        if dataKeys.contains(key) { return .data }
-        if dateKeys.contains(key) { return .date }
-        return .number
+        kinds[key] ?? .number
     }
 
     /// The values `kSecAttrAccessible` accepts.
@@ -87,7 +117,7 @@ public enum Schema {
     /// Whether a key has the shape of an attribute key (four characters, none of the
     /// reserved prefixes), so that an unknown one is errSecNoSuchAttr rather than errSecParam.
     static func looksLikeAttribute(_ key: String) -> Bool {
-        key.utf8.count == 4 && !key.contains("_")
+        key.utf8.count == 4 && !key.utf8.contains(UInt8(ascii: "_"))
     }
 
     /// The value an absent primary-key attribute counts as (contract §3).

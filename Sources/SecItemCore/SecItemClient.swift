@@ -163,7 +163,7 @@ public struct SecItemClient: Sendable {
         let now = Date()
         attributes["cdat"] = .date(now)
         attributes["mdat"] = .date(now)
-        return StoredItem(itemClass: itemClass, id: UUID(), attributes: attributes, data: parsed.data)
+        return StoredItem(itemClass: itemClass, id: randomUUID(), attributes: attributes, data: parsed.data)
     }
 
     private func makeQuery(_ parsed: ParsedDictionary) throws(SecItemError) -> ItemQuery {
@@ -172,11 +172,11 @@ public struct SecItemClient: Sendable {
                 throw SecItemError(errSecItemNotFound, "the persistent reference is of another class")
             }
             return ItemQuery(
-                itemClass: refClass, persistentReferenceID: id, accessGroups: Set(accessGroups.groups),
+                itemClass: refClass, persistentReferenceID: id, accessGroups: accessGroups.groupSet,
                 synchronizable: .any, caseInsensitive: parsed.caseInsensitive,
                 allowsInteraction: parsed.allowsInteraction)
         }
-        let groups: Set<String> = parsed.accessGroup.map { [$0] } ?? Set(accessGroups.groups)
+        let groups: Set<String> = parsed.accessGroup.map { [$0] } ?? accessGroups.groupSet
         return ItemQuery(
             itemClass: parsed.itemClass, attributes: parsed.attributes, accessGroups: groups,
             synchronizable: parsed.synchronizable ?? .no, caseInsensitive: parsed.caseInsensitive,
@@ -219,4 +219,20 @@ enum ResultShaper {
         if returns.persistentRef { out["v_PersistentRef"] = item.persistentReference }
         return out
     }
+}
+
+/// A random (version 4) UUID from the system generator (getrandom), without
+/// opening /dev/urandom on every call as `UUID()` does here.
+func randomUUID() -> UUID {
+    var generator = SystemRandomNumberGenerator()
+    let high = generator.next() as UInt64
+    let low = generator.next() as UInt64
+    var b = [UInt8](repeating: 0, count: 16)
+    for i in 0..<8 {
+        b[i] = UInt8(truncatingIfNeeded: high >> (56 - 8 * i))
+        b[8 + i] = UInt8(truncatingIfNeeded: low >> (56 - 8 * i))
+    }
+    b[6] = (b[6] & 0x0F) | 0x40  // version 4
+    b[8] = (b[8] & 0x3F) | 0x80  // RFC 4122 variant
+    return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
 }

@@ -55,15 +55,53 @@ public struct PrimaryKey: Sendable, Hashable {
     /// primary-key attributes count as their defaults).
     public init(itemClass: ItemClass, attributes: [String: AttributeValue]) {
         var out = Array(itemClass.rawValue.utf8)
-        for key in itemClass.primaryKeyAttributes {
-            let value = attributes[key] ?? Schema.defaultValue(for: key)
-            let valueBytes = value.canonicalBytes(kind: Schema.kind(of: key))
-            out += Array(key.utf8)
-            let n = UInt32(valueBytes.count)
-            out += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
-            out += valueBytes
+        out.reserveCapacity(128)
+        for (key, kind) in itemClass.primaryKeyKinds {
+            Self.append(key, attributes[key] ?? Schema.defaultValue(for: key), kind, to: &out)
         }
         bytes = Data(out)
+    }
+
+    private init(bytes: [UInt8]) {
+        self.bytes = Data(bytes)
+    }
+
+    static func append(_ key: String, _ value: AttributeValue, _ kind: AttributeKind, to out: inout [UInt8]) {
+        out.append(contentsOf: key.utf8)
+        let lengthAt = out.count
+        out.append(contentsOf: [0, 0, 0, 0])
+        value.appendCanonicalBytes(kind: kind, to: &out)
+        let n = UInt32(out.count - lengthAt - 4)
+        out[lengthAt] = UInt8(n >> 24)
+        out[lengthAt + 1] = UInt8((n >> 16) & 0xFF)
+        out[lengthAt + 2] = UInt8((n >> 8) & 0xFF)
+        out[lengthAt + 3] = UInt8(n & 0xFF)
+    }
+
+    /// The primary keys of items of `itemClass` whose class attributes are
+    /// `attributes` (which must hold every one of them), in each of `groups` and
+    /// each synchronizable state of `syncValues`. `agrp` and `sync` come last in
+    /// every class's key, so the shared prefix is built once.
+    static func candidates(
+        itemClass: ItemClass, attributes: [String: AttributeValue], groups: [String], syncValues: [Int64]
+    ) -> [PrimaryKey] {
+        var prefix = Array(itemClass.rawValue.utf8)
+        prefix.reserveCapacity(128)
+        for (key, kind) in itemClass.primaryKeyKinds where key != "agrp" && key != "sync" {
+            append(key, attributes[key] ?? Schema.defaultValue(for: key), kind, to: &prefix)
+        }
+        var keys: [PrimaryKey] = []
+        keys.reserveCapacity(groups.count * syncValues.count)
+        for group in groups {
+            var withGroup = prefix
+            append("agrp", .string(group), .string, to: &withGroup)
+            for sync in syncValues {
+                var full = withGroup
+                append("sync", .number(sync), .number, to: &full)
+                keys.append(PrimaryKey(bytes: full))
+            }
+        }
+        return keys
     }
 }
 

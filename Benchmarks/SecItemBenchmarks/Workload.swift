@@ -1,0 +1,118 @@
+import Foundation
+import SecItem
+
+/// The operations every backend is measured on, through the public SecItem API.
+///
+/// A store holds `items` generic passwords of service "bench", accounts `acct-<i>`,
+/// 32 bytes of data, and labels `label-<i % (items/100)>` so that a label query
+/// returns 100 items.
+struct Workload {
+    let client: SecItemClient
+    let items: Int
+    var samples: Int
+    var warmup: Int
+
+    static let service = "bench"
+    static func account(_ i: Int) -> String { "acct-\(i)" }
+    static func label(_ i: Int, items: Int) -> String { "label-\(i % max(1, items / 100))" }
+    static func data(_ i: Int) -> Data { Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &+ i) }) }
+
+    /// The add dictionary of item `i`, as an app builds it.
+    static func addQuery(_ i: Int, items: Int, account: String? = nil) -> [String: Any] {
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account ?? Workload.account(i), kSecAttrLabel as String: label(i, items: items),
+            kSecValueData as String: data(i),
+        ]
+    }
+
+    static func lookupQuery(_ account: String) -> [String: Any] {
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account, kSecReturnData as String: true,
+        ]
+    }
+
+    /// Fills the store through SecItemAdd.
+    func populate() throws {
+        for i in 0..<items {
+            try client.addItem(Self.addQuery(i, items: items))
+        }
+    }
+
+    /// A deterministic spread of existing indices.
+    func existing(_ k: Int) -> Int { (k &* 7919) % items }
+
+    /// The six operations, measured through the client.
+    /// `--op TEXT`: only operations whose name contains TEXT (for profiling one of them).
+    nonisolated(unsafe) static var opFilter: String?
+
+    func run(backend: String, baselines: Baselines) throws -> [Measurement] {
+        let opFilter = Self.opFilter
+        var out: [Measurement] = []
+        func record(_ op: String, _ samples: @autoclosure () throws -> [UInt64], _ baseline: @autoclosure () throws -> (String, [UInt64])?) rethrows {
+            guard opFilter.map({ op.contains($0) }) ?? true else { return }
+            let (samples, baseline) = (try samples(), try baseline())
+            out.append(Measurement(backend: backend, op: op, items: items, samples: samples,
+                                   baseline: baseline?.0, baselineSamples: baseline?.1 ?? []))
+        }
+        let n = samples, w = warmup
+        func base(_ work: Baselines.Work?, count: Int? = nil, warmup: Int? = nil) throws -> (String, [UInt64])? {
+            guard let work else { return nil }
+            return (work.name, try sample(count: count ?? n, warmup: warmup ?? w, work.body))
+        }
+        try record("add", try sample(count: n, warmup: w) { k in
+            try client.addItem(Self.addQuery(k, items: items, account: "new-\(k)"))
+            return k
+        }, try base(baselines.add))
+        try record("lookup-hit", try sample(count: n, warmup: w) { k in
+            (try client.copyMatchingItems(Self.lookupQuery(Self.account(existing(k)))) as? Data)?.count ?? -1
+        }, try base(baselines.lookupHit))
+        try record("lookup-miss", sample(count: n, warmup: w) { k in
+            do {
+                _ = try client.copyMatchingItems(Self.lookupQuery("missing-\(k)"))
+                return -1
+            } catch {
+                return Int((error as? SecItemError)?.status ?? 0)
+            }
+        }, try base(baselines.lookupMiss))
+        try record("update", try sample(count: n, warmup: w) { k in
+            let q: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
+                kSecAttrAccount as String: Self.account(existing(k)),
+            ]
+            return try client.updateItems(q, [kSecValueData as String: Self.data(k &+ 1)])
+        }, try base(baselines.update))
+        try record("delete", try sample(count: n, warmup: w) { k in
+            let q: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
+                kSecAttrAccount as String: "new-\(k)",
+            ]
+            return try client.deleteItems(q)
+        }, try base(baselines.delete))
+        let queryCount = max(5, n / 10)
+        try record("query-100-attrs", try sample(count: queryCount, warmup: 2) { k in
+            let q: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
+                kSecAttrLabel as String: Self.label(existing(k), items: items), kSecReturnAttributes as String: true,
+                kSecMatchLimit as String: kSecMatchLimitAll,
+            ]
+            return (try client.copyMatchingItems(q) as? [[String: Any]])?.count ?? -1
+        }, try base(baselines.query100, count: queryCount, warmup: 2))
+        return out
+    }
+}
+
+/// What each operation is compared with, measured in the same run.
+struct Baselines {
+    struct Work {
+        var name: String
+        var body: (Int) throws -> Int
+    }
+    var add: Work?
+    var lookupHit: Work?
+    var lookupMiss: Work?
+    var update: Work?
+    var delete: Work?
+    var query100: Work?
+}
