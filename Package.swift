@@ -89,8 +89,14 @@ let package = Package(
         ),
         .testTarget(
             name: "SecretServiceBackendTests",
-            dependencies: ["SecItemSecretService", "SecItem"],
+            dependencies: ["SecItemSecretService", "SecItem", "SecretServiceTestHelper"],
             path: "Tests/SecretServiceBackendTests"
+        ),
+        // A child process for SecretServiceBackendTests (racing adds, broken environments).
+        .executableTarget(
+            name: "SecretServiceTestHelper",
+            dependencies: ["SecItemSecretService", "SecItemCore"],
+            path: "Tests/SecretServiceTestHelper"
         ),
         .testTarget(
             name: "ExampleTests",

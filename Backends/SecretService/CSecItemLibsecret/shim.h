@@ -22,46 +22,27 @@
 
 /* ---- Connection ---------------------------------------------------------- */
 
-/* A private connection to the session bus (or to `address` when non-NULL).
- * Private, so that the bus going away never closes a connection the host app
- * shares, and exit-on-close is off (the default for g_bus_get connections is
- * to terminate the process when the bus disappears). */
-static inline GDBusConnection *csecitem_connect(const char *address, GCancellable *cancellable, GError **error) {
-    gchar *resolved = NULL;
-    if (address == NULL) {
-        resolved = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, cancellable, error);
-        if (resolved == NULL) return NULL;
-        address = resolved;
-    }
-    GDBusConnection *connection = g_dbus_connection_new_for_address_sync(
-        address,
-        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
-        NULL, cancellable, error);
-    g_free(resolved);
+/* The process's session-bus connection (the one libsecret's SecretService
+ * always uses: its constructor forces G_BUS_TYPE_SESSION), with exit-on-close
+ * turned off: GLib's default for g_bus_get connections is to terminate the
+ * process when the bus goes away, which a library must never do. */
+static inline GDBusConnection *csecitem_connect(GCancellable *cancellable, GError **error) {
+    GDBusConnection *connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, error);
     if (connection != NULL) g_dbus_connection_set_exit_on_close(connection, FALSE);
     return connection;
 }
 
-/* A SecretService proxy on `connection`, with an encryption session open.
- * (secret_service_open_sync would use the process-wide shared bus.) */
-static inline SecretService *csecitem_service_open(GDBusConnection *connection, gint timeout_ms,
-                                                   GCancellable *cancellable, GError **error) {
-    SecretService *service = (SecretService *)g_initable_new(
-        SECRET_TYPE_SERVICE, cancellable, error,
-        "g-flags", G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS,
-        "g-connection", connection,
-        "g-name", CSECITEM_BUS_NAME,
-        "g-object-path", CSECITEM_SERVICE_PATH,
-        "g-interface-name", CSECITEM_SERVICE_IFACE,
-        "flags", SECRET_SERVICE_NONE,
-        NULL);
-    if (service == NULL) return NULL;
-    g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(service), timeout_ms);
-    if (!secret_service_ensure_session_sync(service, cancellable, error)) {
-        g_object_unref(service);
-        return NULL;
-    }
+/* A new (not the process-wide cached) SecretService proxy with an encryption
+ * session open; its own calls time out after `timeout_ms`. */
+static inline SecretService *csecitem_service_open(gint timeout_ms, GCancellable *cancellable, GError **error) {
+    SecretService *service =
+        secret_service_open_sync(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_OPEN_SESSION, cancellable, error);
+    if (service != NULL) g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(service), timeout_ms);
     return service;
+}
+
+static inline GDBusConnection *csecitem_service_connection(SecretService *service) {
+    return g_dbus_proxy_get_connection(G_DBUS_PROXY(service));
 }
 
 static inline void csecitem_object_unref(gpointer object) { g_object_unref(object); }

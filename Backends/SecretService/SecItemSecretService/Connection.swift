@@ -35,7 +35,7 @@ private final class Deadline: @unchecked Sendable {
     }
 }
 
-/// The GLib handles of one session with the Secret Service: a private D-Bus
+/// The GLib handles of one session with the Secret Service: the session-bus
 /// connection, a `SecretService` proxy with an open encryption session, and the
 /// resolved collection. Not thread-safe on its own: ``SecretServiceConnection``
 /// only touches it under its lock.
@@ -66,8 +66,6 @@ final class Session {
 
     deinit {
         csecitem_object_unref(UnsafeMutableRawPointer(service))
-        // Closing is asynchronous and does not block; it frees the socket now.
-        g_dbus_connection_close(connection, nil, nil, nil)
         csecitem_object_unref(UnsafeMutableRawPointer(connection))
     }
 
@@ -85,35 +83,26 @@ final class Session {
     ) throws(SecItemError) -> Session {
         let timeout = configuration.timeout
         let ms = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        let connection = try bounded("connecting to the D-Bus session bus", timeout, phase: .bus) { c, e in
-            configuration.busAddress.withOptionalCString { csecitem_connect($0, c, e) }
+        let bus = try bounded("connecting to the D-Bus session bus", timeout, phase: .bus) { c, e in
+            csecitem_connect(c, e)
         }
-        guard let connection else {
-            throw SecItemError(errSecNotAvailable, "cannot connect to the D-Bus session bus")
-        }
+        guard let bus else { throw SecItemError(errSecNotAvailable, "cannot connect to the D-Bus session bus") }
+        csecitem_object_unref(UnsafeMutableRawPointer(bus))  // the service holds its own reference
         progress.busReachable = true
-        let service: UnsafeMutablePointer<SecretService>?
-        do throws(SecItemError) {
-            service = try bounded("opening the Secret Service (org.freedesktop.secrets)", timeout, phase: .provider) {
-                c, e in csecitem_service_open(connection, ms, c, e)
-            }
-        } catch {
-            g_dbus_connection_close(connection, nil, nil, nil)
-            csecitem_object_unref(UnsafeMutableRawPointer(connection))
-            throw error
+        let service = try bounded("opening the Secret Service (org.freedesktop.secrets)", timeout, phase: .provider) {
+            c, e in csecitem_service_open(ms, c, e)
         }
         guard let service else {
-            g_dbus_connection_close(connection, nil, nil, nil)
-            csecitem_object_unref(UnsafeMutableRawPointer(connection))
             throw SecItemError(errSecNotAvailable, "the Secret Service provider did not open a session")
         }
+        let connection = csecitem_service_connection(service)!
+        csecitem_object_ref(UnsafeMutableRawPointer(connection))
         progress.providerAnswers = true
         // From here the Session owns both handles.
         let resolved = try resolveCollection(
             configuration.collection, connection: connection, service: service, timeout: timeout, ms: ms,
             release: {
                 csecitem_object_unref(UnsafeMutableRawPointer(service))
-                g_dbus_connection_close(connection, nil, nil, nil)
                 csecitem_object_unref(UnsafeMutableRawPointer(connection))
             })
         return Session(
@@ -497,11 +486,3 @@ extension Duration {
     }
 }
 
-extension Optional where Wrapped == String {
-    func withOptionalCString<R>(_ body: (UnsafePointer<CChar>?) -> R) -> R {
-        switch self {
-        case .some(let s): return s.withCString { body($0) }
-        case .none: return body(nil)
-        }
-    }
-}

@@ -49,19 +49,14 @@ public final class SecretServiceBackend: SecItemBackend {
         public var timeout: Duration
         /// The bound on an unlock prompt, shown only when a query allows interaction.
         public var promptTimeout: Duration
-        /// A D-Bus address to use instead of the session bus (`nil`: the session
-        /// bus, from `DBUS_SESSION_BUS_ADDRESS`).
-        public var busAddress: String?
-
         public init(
             collection: String? = nil, namespace: String? = nil, timeout: Duration = .seconds(5),
-            promptTimeout: Duration = .seconds(120), busAddress: String? = nil
+            promptTimeout: Duration = .seconds(120)
         ) {
             self.collection = collection
             self.namespace = namespace
             self.timeout = timeout
             self.promptTimeout = promptTimeout
-            self.busAddress = busAddress
         }
 
         /// The configuration from the environment: `SECITEM_COLLECTION`,

@@ -1,0 +1,221 @@
+import Foundation
+import SecItem
+import SecItemSecretService
+import Testing
+
+/// The backend against the shared gnome-keyring-daemon; each test has a
+/// namespace of its own, so they run in parallel on one collection.
+@Suite("Secret Service backend")
+struct SecretServiceBackendTests {
+    let backend: SecretServiceBackend
+    let client: SecItemClient
+
+    init() throws {
+        backend = try SharedService.backend()
+        client = SharedService.client(backend)
+    }
+
+    private func genp(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> [String: Any] {
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account,
+        ]
+        query.merge(extra) { _, new in new }
+        return query
+    }
+
+    @Test("secrets round-trip byte-exact: NUL bytes, invalid UTF-8, 256 KiB")
+    func binaryData() throws {
+        let samples: [Data] = [
+            Data([0x00]), Data([0x61, 0x00, 0x62, 0x00]), Data([0xFF, 0xFE, 0xC3, 0x28, 0x80]), Data(),
+            Data((0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }),
+        ]
+        for (i, data) in samples.enumerated() {
+            try client.addItem(genp("bin", "a\(i)", [kSecValueData as String: data]))
+            let back = try client.copyMatchingItems(genp("bin", "a\(i)", [kSecReturnData as String: true])) as? Data
+            #expect(back == data, "sample \(i)")
+        }
+    }
+
+    @Test("an item without data round-trips as one without data")
+    func noData() throws {
+        try client.addItem(genp("nodata", "a"))
+        let data = try client.copyMatchingItems(genp("nodata", "a", [kSecReturnData as String: true]))
+        #expect(data == nil)
+        let both = try client.copyMatchingItems(
+            genp("nodata", "a", [kSecReturnData as String: true, kSecReturnAttributes as String: true]))
+        let dict = try #require(both as? [String: Any])
+        #expect(dict[kSecValueData as String] == nil)
+        #expect(dict[kSecAttrService as String] as? String == "nodata")
+        // Empty data is data.
+        try client.addItem(genp("nodata", "b", [kSecValueData as String: Data()]))
+        let empty = try client.copyMatchingItems(genp("nodata", "b", [kSecReturnData as String: true])) as? Data
+        #expect(empty == Data())
+    }
+
+    @Test("every attribute kind round-trips exactly, Data stays Data")
+    func typedAttributes() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 765_432_109.123_456_7)
+        let items = [
+            StoredItem(
+                itemClass: .genericPassword, id: UUID(),
+                attributes: [
+                    "acct": .data(Data([0x61, 0x00, 0xFF, 0x2C, 0x3D])), "svce": .string("svc\u{0}with NUL, = and ünïcode"),
+                    "gena": .data(Data([0xDE, 0xAD, 0xBE, 0xEF])), "labl": .string("a label"), "crtr": .number(1_234),
+                    "invi": .number(1), "desc": .string(""), "icmt": .number(-5),
+                    "agrp": .string("test"), "sync": .number(0), "pdmn": .string("ak"),
+                    "cdat": .date(date), "mdat": .date(date.addingTimeInterval(0.001)),
+                ], data: Data("x".utf8)),
+            StoredItem(
+                itemClass: .internetPassword, id: UUID(),
+                attributes: [
+                    "acct": .string("user"), "srvr": .string("example.com"), "ptcl": .string("htps"),
+                    "port": .number(443), "path": .string("/a b"), "atyp": .string("dflt"), "sdmn": .string(""),
+                    "agrp": .string("test"), "sync": .number(1), "pdmn": .string("cku"),
+                    "cdat": .date(date), "mdat": .date(date),
+                ], data: nil),
+            StoredItem(
+                itemClass: .key, id: UUID(),
+                attributes: [
+                    "kcls": .number(2), "klbl": .data(Data(repeating: 0, count: 20)), "atag": .data(Data("tag".utf8)),
+                    "bsiz": .number(256), "esiz": .number(256), "sdat": .date(.distantPast),
+                    "edat": .date(Date(timeIntervalSinceReferenceDate: -0.5)), "type": .number(73),
+                    "crtr": .number(0), "agrp": .string("test"), "sync": .number(0), "pdmn": .string("ak"),
+                    "cdat": .date(date), "mdat": .date(date),
+                ], data: Data([0, 1, 2])),
+        ]
+        for item in items {
+            try backend.add(item)
+            let query = ItemQuery(
+                itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: ["test"], synchronizable: .any)
+            let back = try backend.fetch(matching: query, limit: nil)
+            #expect(back == [item], "class \(item.itemClass)")
+        }
+        // The same values as query constraints (String vs Data of the same bytes match for blobs).
+        let byData = ItemQuery(
+            itemClass: .genericPassword, attributes: ["acct": .data(Data([0x61, 0x00, 0xFF, 0x2C, 0x3D]))],
+            accessGroups: ["test"])
+        #expect(try backend.fetch(matching: byData, limit: nil).map(\.id) == [items[0].id])
+        let byPort = ItemQuery(
+            itemClass: .internetPassword, attributes: ["port": .number(443), "ptcl": .string("htps")],
+            accessGroups: ["test"], synchronizable: .yes)
+        #expect(try backend.fetch(matching: byPort, limit: nil).map(\.id) == [items[1].id])
+    }
+
+    @Test("duplicates, updates (collisions change nothing), deletes")
+    func semantics() throws {
+        try client.addItem(genp("s", "a", [kSecValueData as String: Data("1".utf8)]))
+        #expect(throws: SecItemError.duplicateItem) {
+            try client.addItem(genp("s", "a", [kSecValueData as String: Data("2".utf8), kSecAttrLabel as String: "x"]))
+        }
+        try client.addItem(genp("s", "a", [kSecAttrAccessGroup as String: "other"]))
+        try client.addItem(genp("s", "a", [kSecAttrSynchronizable as String: true]))
+        try client.addItem(genp("s", "b", [kSecValueData as String: Data("b".utf8)]))
+
+        let before = try client.copyMatchingItems(
+            genp("s", "a", [kSecReturnPersistentRef as String: true, kSecAttrAccessGroup as String: "test"])) as? Data
+        // Renaming b to a collides: nothing changes.
+        #expect(throws: SecItemError.duplicateItem) {
+            try client.updateItems(genp("s", "b"), [kSecAttrAccount as String: "a"])
+        }
+        let b = try client.copyMatchingItems(genp("s", "b", [kSecReturnData as String: true])) as? Data
+        #expect(b == Data("b".utf8))
+        // Two items (both groups) cannot both become account "c".
+        #expect(throws: SecItemError.duplicateItem) {
+            try client.updateItems(
+                [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "s"],
+                [kSecAttrAccount as String: "c"])
+        }
+        // An update of data and label keeps the persistent ref and moves mdat forward.
+        try client.updateItems(
+            genp("s", "a", [kSecAttrAccessGroup as String: "test"]),
+            [kSecValueData as String: Data("new".utf8), kSecAttrLabel as String: "renamed"])
+        let after = try #require(
+            try client.copyMatchingItems(
+                genp("s", "a", [
+                    kSecReturnAttributes as String: true, kSecReturnData as String: true,
+                    kSecReturnPersistentRef as String: true, kSecAttrAccessGroup as String: "test",
+                ])) as? [String: Any])
+        #expect(after[kSecValueData as String] as? Data == Data("new".utf8))
+        #expect(after[kSecAttrLabel as String] as? String == "renamed")
+        #expect(after[kSecValuePersistentRef as String] as? Data == before)
+        #expect(try client.deleteItems(genp("s", "a")) == 2)  // both groups, not the synchronizable one
+        #expect(throws: SecItemError.itemNotFound) { try client.deleteItems(genp("s", "a")) }
+        #expect(try client.deleteItems(genp("s", "a", [kSecAttrSynchronizable as String: kSecAttrSynchronizableAny])) == 1)
+    }
+
+    @Test("results come oldest first; limits and case-insensitive matching")
+    func orderAndLimits() throws {
+        for account in ["c", "a", "b"] {
+            try client.addItem(genp("order", account))
+        }
+        let all = try #require(
+            try client.copyMatchingItems([
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "order",
+                kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
+            ]) as? [[String: Any]])
+        #expect(all.map { $0[kSecAttrAccount as String] as? String } == ["c", "a", "b"])
+        let two = try #require(
+            try client.copyMatchingItems([
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "order",
+                kSecMatchLimit as String: 2, kSecReturnAttributes as String: true,
+            ]) as? [[String: Any]])
+        #expect(two.map { $0[kSecAttrAccount as String] as? String } == ["c", "a"])
+        let folded = try client.copyMatchingItems([
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "ORDER",
+            kSecMatchCaseInsensitive as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
+        ])
+        #expect((folded as? [Any])?.isEmpty == true)  // no return keys: success, empty array
+        #expect(throws: SecItemError.itemNotFound) {
+            try client.copyMatchingItems(genp("ORDER", "a"))
+        }
+    }
+
+    @Test("namespaces are disjoint views of one collection")
+    func namespaces() throws {
+        try client.addItem(genp("ns", "a", [kSecValueData as String: Data("mine".utf8)]))
+        let other = SharedService.client(try SharedService.backend())
+        #expect(throws: SecItemError.itemNotFound) { try other.copyMatchingItems(genp("ns", "a")) }
+        try other.addItem(genp("ns", "a", [kSecValueData as String: Data("theirs".utf8)]))
+        let mine = try client.copyMatchingItems(genp("ns", "a", [kSecReturnData as String: true])) as? Data
+        #expect(mine == Data("mine".utf8))
+    }
+
+    @Test("many threads at once: adds serialise, one success per primary key")
+    func threads() throws {
+        let successes = Mutex(0)
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            do {
+                try client.addItem(genp("threads", "distinct-\(i)"))
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+            do {
+                try client.addItem(genp("threads", "same"))
+                successes.withLock { $0 += 1 }
+            } catch SecItemError.duplicateItem {
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(successes.withLock { $0 } == 1)
+        let all = try client.copyMatchingItems([
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "threads",
+            kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnPersistentRef as String: true,
+        ]) as? [Data]
+        #expect(all?.count == 17)
+    }
+
+    @Test("the collection is the default alias, never session")
+    func collection() throws {
+        let description = try #require(backend.collectionDescription)
+        #expect(description.contains("/org/freedesktop/secrets/collection/login"))
+        let probe = SecretServiceBackend.probe(timeout: .seconds(5))
+        #expect(probe.isUsable)
+        #expect(probe.collectionPath == "/org/freedesktop/secrets/collection/login")
+    }
+}
+
+import Synchronization

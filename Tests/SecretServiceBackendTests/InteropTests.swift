@@ -1,0 +1,106 @@
+import Foundation
+import SecItem
+import SecItemSecretService
+import Testing
+
+/// Other Secret Service clients read what the backend stores.
+@Suite("Secret Service interop")
+struct SecretServiceInteropTests {
+    @Test("secret-tool lookup service S account A returns the bytes; readable attributes and label")
+    func secretTool() throws {
+        let client = SharedService.client(try SharedService.backend())
+        let service = "interop-\(UUID().uuidString)"
+        let secret = Data([0x70, 0x00, 0xFF, 0x0A, 0xC3, 0xA9, 0x21])
+        try client.addItem([
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: "alice", kSecValueData as String: secret,
+        ])
+        let tool = try which("secret-tool")
+        let lookup = try runCommand(tool, ["lookup", "service", service, "account", "alice"], timeout: .seconds(20))
+        #expect(lookup.status == 0, "\(lookup.stderr)")
+        #expect(lookup.stdout == secret)
+
+        let search = try runCommand(tool, ["search", "--all", "service", service], timeout: .seconds(20))
+        let text = String(decoding: search.stdout, as: UTF8.self) + search.stderr
+        #expect(text.contains("label = \(service) (alice)"))
+        #expect(text.contains("attribute.account = alice"))
+        #expect(text.contains("attribute.username = alice"))
+        #expect(text.contains("schema = org.secitem.Item"))
+        #expect(text.contains("attribute.class = genp"))
+        #expect(text.contains("attribute.access-group = test"))
+    }
+
+    /// A Python with `keyring` and `secretstorage`, in a cached virtualenv.
+    static func python() throws -> String {
+        let venv = "/tmp/secitem-python-keyring"
+        let python = "\(venv)/bin/python"
+        let check = FileManager.default.isExecutableFile(atPath: python)
+            ? try runCommand(python, ["-c", "import keyring, secretstorage"], timeout: .seconds(60)) : nil
+        if check?.status == 0 { return python }
+        try? FileManager.default.removeItem(atPath: venv)
+        let made = try runCommand(try which("python3"), ["-m", "venv", venv], timeout: .seconds(120))
+        guard made.status == 0 else { throw SetupError("python3 -m venv failed: \(made.stderr)") }
+        let pip = try runCommand(
+            "\(venv)/bin/pip", ["install", "-q", "--disable-pip-version-check", "keyring", "secretstorage"],
+            timeout: .seconds(300))
+        guard pip.status == 0 else { throw SetupError("pip install keyring secretstorage failed: \(pip.stderr)") }
+        return python
+    }
+
+    @Test("Python keyring.get_password(S, A) returns the password")
+    func pythonKeyring() throws {
+        let client = SharedService.client(try SharedService.backend())
+        let python = try Self.python()
+        let service = "py-\(UUID().uuidString)"
+        let password = "pässwörd 🔑 with spaces"
+        try client.addItem([
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: "bob", kSecValueData as String: Data(password.utf8),
+        ])
+        var env = ProcessInfo.processInfo.environment
+        env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.SecretService.Keyring"
+        let script = """
+            import sys, keyring
+            value = keyring.get_password(sys.argv[1], sys.argv[2])
+            sys.stdout.buffer.write(b"<none>" if value is None else value.encode("utf-8"))
+            """
+        let result = try runCommand(python, ["-c", script, service, "bob"], environment: env, timeout: .seconds(60))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(String(decoding: result.stdout, as: UTF8.self) == password)
+    }
+}
+
+/// Two processes add the same primary key at the same moment.
+@Suite("Secret Service race")
+struct SecretServiceRaceTests {
+    @Test("two processes racing to add the same key 50 times: one item, one success each time")
+    func race() throws {
+        let namespace = "race-\(UUID().uuidString)"
+        let backend = try SharedService.backend(namespace: namespace)
+        var env = ProcessInfo.processInfo.environment
+        env["SECITEM_SECRET_SERVICE_NAMESPACE"] = namespace
+        env["SECITEM_SECRET_SERVICE_TIMEOUT"] = "20"
+        let a = try HelperProcess(environment: env)
+        let b = try HelperProcess(environment: env)
+        for helper in [a, b] {
+            let opened = try helper.run("open")
+            try #require(opened.kind == "ok", "helper could not open the backend: \(opened.detail)")
+        }
+        var bothDup = 0
+        for round in 0..<50 {
+            a.send("add race r\(round)")
+            b.send("add race r\(round)")
+            let replies = [try a.reply(timeout: .seconds(60)), try b.reply(timeout: .seconds(60))]
+            #expect(replies.filter { $0.kind == "err" || $0.kind == "garbled" }.isEmpty, "round \(round): \(replies)")
+            let successes = replies.filter { $0.kind == "ok" }.count
+            if successes == 0 { bothDup += 1 }
+            #expect(successes == 1, "round \(round): \(replies.map(\.kind))")
+            let stored = try backend.fetch(
+                matching: ItemQuery(
+                    itemClass: .genericPassword, attributes: ["svce": .string("race"), "acct": .string("r\(round)")],
+                    accessGroups: ["test"]), limit: nil)
+            #expect(stored.count == 1, "round \(round): \(stored.count) items")
+        }
+        #expect(bothDup == 0)
+    }
+}
