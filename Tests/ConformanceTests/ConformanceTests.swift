@@ -3,12 +3,15 @@ import SecItemConformance
 import SecItemCore
 import SecItemMemory
 import SecItemSQLite
+import SecItemSecretService
 import Foundation
 
 /// The backends the conformance suite runs on. Adding a backend is one case here.
 enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case file
+    /// The real gnome-keyring-daemon of scripts/with-secret-service; a fresh namespace per case.
+    case secretService = "secret-service"
 
     var testDescription: String { rawValue }
 
@@ -17,6 +20,8 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         case .memory: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
         // Every write is a durable (fsync'd) SQLite transaction.
         case .file: return ConformanceOptions(threads: 8, operationsPerThread: 250)
+        // gnome-keyring rewrites its keyring file on every write (~35 ms).
+        case .secretService: return ConformanceOptions(threads: 4, operationsPerThread: 25)
         }
     }
 
@@ -24,6 +29,9 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         switch self {
         case .memory: return MemoryBackend()
         case .file: return try FileBackendStores.make()
+        case .secretService:
+            return try SecretServiceBackend(
+                configuration: .init(namespace: "conformance-\(UUID().uuidString)", timeout: .seconds(20)))
         }
     }
 }
