@@ -29,7 +29,11 @@ struct Options {
         }
     }
 
-    func wants(_ name: String) -> Bool { filter.map { name.contains($0) } ?? true }
+    /// `--filter memory` runs every memory group; `--filter memory/1000` only that one.
+    func wants(_ name: String) -> Bool {
+        guard let filter else { return true }
+        return name == filter || name.hasPrefix(filter + "/")
+    }
 }
 
 #if DEBUG

@@ -59,10 +59,10 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
             out.append(contentsOf: d)
         case (.blob, .number(let n)):
             out.append(0x62)
-            out.append(contentsOf: String(n).utf8)
+            Self.appendDecimal(n, to: &out)
         case (_, .number(let n)):
             out.append(0x6E)
-            out.append(contentsOf: String(n).utf8)
+            Self.appendDecimal(n, to: &out)
         case (_, .string(let s)):
             out.append(0x73)
             out.append(contentsOf: s.utf8)
@@ -73,10 +73,24 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Appends the decimal digits of `n` (as `String(n)` would spell them), without allocating.
+    static func appendDecimal(_ n: Int64, to out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        let start = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
+    }
+
     /// Whether two values are the same value for an attribute of `kind` (byte-exact).
     public func isSameValue(as other: AttributeValue, kind: AttributeKind) -> Bool {
         switch (self, other) {
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(var a), .string(var b)):
+            guard a.utf8.count == b.utf8.count else { return false }
+            return a.withUTF8 { pa in b.withUTF8 { pb in pa.count == 0 || memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0 } }
         case (.data(let a), .data(let b)): return a == b
         case (.number(let a), .number(let b)): return a == b
         case (.date(let a), .date(let b)):

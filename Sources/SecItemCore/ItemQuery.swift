@@ -93,9 +93,12 @@ public struct ItemQuery: Sendable, Hashable {
         case .yes: syncValues = [1]
         case .any: syncValues = [0, 1]
         }
-        let groups = accessGroups.count == 1 ? Array(accessGroups) : accessGroups.sorted()
+        if accessGroups.count == 1 {
+            return PrimaryKey.candidates(
+                itemClass: itemClass, attributes: attributes, groups: accessGroups, syncValues: syncValues)
+        }
         return PrimaryKey.candidates(
-            itemClass: itemClass, attributes: attributes, groups: groups, syncValues: syncValues)
+            itemClass: itemClass, attributes: attributes, groups: accessGroups.sorted(), syncValues: syncValues)
     }
 
     /// Whether two values of an attribute are the same value under SecItem's rules.

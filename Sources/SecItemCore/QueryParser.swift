@@ -71,6 +71,7 @@ struct ParsedDictionary {
         entitlements: AccessGroups
     ) throws(SecItemError) -> ParsedDictionary {
         var parsed = ParsedDictionary()
+        parsed.attributes.reserveCapacity(dictionary.count)
 
         // The class first, so the attribute set is known.
         if role == .changes {

@@ -187,24 +187,19 @@ public struct SecItemClient: Sendable {
 /// Builds results exactly as the contract's result table (§6) says.
 enum ResultShaper {
     static func shape(_ items: [StoredItem], returns: ReturnFlags, asArray: Bool) -> Any? {
-        if returns.count >= 2 {
-            let dicts = items.map { dictionary($0, returns: returns) }
-            return asArray ? dicts : dicts.first
+        if !asArray {
+            guard let item = items.first else { return nil }
+            if returns.count >= 2 { return dictionary(item, returns: returns) }
+            if returns.data { return item.data }
+            if returns.attributes { return attributes(of: item) }
+            if returns.persistentRef { return item.persistentReference }
+            return nil  // kSecReturnRef alone (no SecKeychainItem objects on Linux) or no return keys.
         }
-        if returns.data {
-            let values = items.compactMap(\.data)
-            return asArray ? values : items.first?.data
-        }
-        if returns.attributes {
-            let dicts = items.map { attributes(of: $0) }
-            return asArray ? dicts : dicts.first
-        }
-        if returns.persistentRef {
-            let refs = items.map(\.persistentReference)
-            return asArray ? refs : refs.first
-        }
-        // kSecReturnRef alone (no SecKeychainItem objects on Linux) or no return keys.
-        return asArray ? [Any]() : nil
+        if returns.count >= 2 { return items.map { dictionary($0, returns: returns) } }
+        if returns.data { return items.compactMap(\.data) }
+        if returns.attributes { return items.map { attributes(of: $0) } }
+        if returns.persistentRef { return items.map(\.persistentReference) }
+        return [Any]()
     }
 
     static func attributes(of item: StoredItem) -> [String: Any] {

@@ -45,7 +45,7 @@ public struct StoredItem: Sendable, Hashable {
 public struct PrimaryKey: Sendable, Hashable {
     /// Class name, then for each primary-key attribute in canonical order its
     /// name, a 4-byte big-endian length and its canonical value bytes.
-    public let bytes: Data
+    public let bytes: [UInt8]
 
     public init(of item: StoredItem) {
         self.init(itemClass: item.itemClass, attributes: item.attributes)
@@ -54,22 +54,34 @@ public struct PrimaryKey: Sendable, Hashable {
     /// The primary key an item of `itemClass` with these attributes has (absent
     /// primary-key attributes count as their defaults).
     public init(itemClass: ItemClass, attributes: [String: AttributeValue]) {
-        var out = Array(itemClass.rawValue.utf8)
-        out.reserveCapacity(128)
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
+        out.append(contentsOf: itemClass.rawValue.utf8)
         for (key, kind) in itemClass.primaryKeyKinds {
             Self.append(key, attributes[key] ?? Schema.defaultValue(for: key), kind, to: &out)
         }
-        bytes = Data(out)
+        bytes = out
     }
 
     private init(bytes: [UInt8]) {
-        self.bytes = Data(bytes)
+        self.bytes = bytes
+    }
+
+    public static func == (lhs: PrimaryKey, rhs: PrimaryKey) -> Bool {
+        lhs.bytes == rhs.bytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
     static func append(_ key: String, _ value: AttributeValue, _ kind: AttributeKind, to out: inout [UInt8]) {
         out.append(contentsOf: key.utf8)
         let lengthAt = out.count
-        out.append(contentsOf: [0, 0, 0, 0])
+        out.append(0)
+        out.append(0)
+        out.append(0)
+        out.append(0)
         value.appendCanonicalBytes(kind: kind, to: &out)
         let n = UInt32(out.count - lengthAt - 4)
         out[lengthAt] = UInt8(n >> 24)
@@ -83,22 +95,24 @@ public struct PrimaryKey: Sendable, Hashable {
     /// each synchronizable state of `syncValues`. `agrp` and `sync` come last in
     /// every class's key, so the shared prefix is built once.
     static func candidates(
-        itemClass: ItemClass, attributes: [String: AttributeValue], groups: [String], syncValues: [Int64]
+        itemClass: ItemClass, attributes: [String: AttributeValue], groups: some Collection<String>,
+        syncValues: [Int64]
     ) -> [PrimaryKey] {
-        var prefix = Array(itemClass.rawValue.utf8)
-        prefix.reserveCapacity(128)
+        var prefix: [UInt8] = []
+        prefix.reserveCapacity(96)
+        prefix.append(contentsOf: itemClass.rawValue.utf8)
         for (key, kind) in itemClass.primaryKeyKinds where key != "agrp" && key != "sync" {
             append(key, attributes[key] ?? Schema.defaultValue(for: key), kind, to: &prefix)
         }
+        let prefixCount = prefix.count
         var keys: [PrimaryKey] = []
         keys.reserveCapacity(groups.count * syncValues.count)
         for group in groups {
-            var withGroup = prefix
-            append("agrp", .string(group), .string, to: &withGroup)
             for sync in syncValues {
-                var full = withGroup
-                append("sync", .number(sync), .number, to: &full)
-                keys.append(PrimaryKey(bytes: full))
+                prefix.removeSubrange(prefixCount...)
+                append("agrp", .string(group), .string, to: &prefix)
+                append("sync", .number(sync), .number, to: &prefix)
+                keys.append(PrimaryKey(bytes: prefix))
             }
         }
         return keys
