@@ -48,3 +48,30 @@ struct SwiftNativeExampleTests {
         #expect(output.contains("swift-native example passed"))
     }
 }
+
+@Suite("Examples on the embedded default store")
+struct ExamplesOnFileBackendTests {
+    /// A fresh XDG data/config home, so the file backend creates its keychain and key there.
+    func freshHome() throws -> (URL, [String: String]) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-example-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return (dir, [
+            "XDG_DATA_HOME": dir.appendingPathComponent("data").path,
+            "XDG_CONFIG_HOME": dir.appendingPathComponent("config").path,
+            "SECITEM_BACKEND": "", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus",
+        ])
+    }
+
+    @Test("with nothing configured and no keyring, both examples run on the encrypted file", arguments: [
+        ("KeychainHelperExample", "all steps passed"), ("SwiftNativeExample", "swift-native example passed"),
+    ])
+    func onFile(program: String, success: String) throws {
+        let (dir, env) = try freshHome()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (status, output) = try ExamplePrograms.run(program, environment: env)
+        #expect(status == 0, "output:\n\(output)")
+        #expect(output.contains(success))
+        let db = dir.appendingPathComponent("data/secitem/keychain.db").path
+        #expect(FileManager.default.fileExists(atPath: db), "the automatic choice created the keychain file")
+    }
+}
