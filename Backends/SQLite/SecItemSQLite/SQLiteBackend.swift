@@ -198,6 +198,32 @@ public final class SQLiteBackend: SecItemBackend {
         }
     }
 
+    /// Runs `body` with every write it makes on this backend joined into one
+    /// `BEGIN IMMEDIATE` transaction, committed (one fsync) when `body` returns and
+    /// rolled back when it throws. For filling large keychains quickly (the
+    /// benchmarks populate 100,000 items this way); not for concurrent use: calls
+    /// other threads make meanwhile join the same transaction.
+    @_spi(Bulk)
+    public func inBulkTransaction(_ body: () throws -> Void) throws {
+        try withConnection { (c: Connection) throws(SecItemError) in
+            try c.db.execute("BEGIN IMMEDIATE")
+            c.bulk = true
+        }
+        do {
+            try body()
+        } catch {
+            try? withConnection { (c: Connection) throws(SecItemError) in
+                c.bulk = false
+                try c.db.execute("ROLLBACK")
+            }
+            throw error
+        }
+        try withConnection { (c: Connection) throws(SecItemError) in
+            c.bulk = false
+            try c.db.execute("COMMIT")
+        }
+    }
+
     private func withConnection<R: Sendable>(_ body: (Connection) throws(SecItemError) -> R) throws(SecItemError) -> R {
         try state.withLock { (connection: inout Connection?) throws(SecItemError) -> R in
             guard let connection else { throw SecItemError(errSecNotAvailable, "the keychain file was closed") }
@@ -215,6 +241,8 @@ final class Connection {
     var codec: RowCodec
     /// New keys a maintenance transaction installs once it has committed.
     var pending: (KeychainHeader, SecretBytes, RowCodec)?
+    /// Inside ``SQLiteBackend/inBulkTransaction(_:)``: calls join the open transaction.
+    var bulk = false
 
     struct Match {
         var seq: Int64
@@ -259,6 +287,7 @@ final class Connection {
     /// connection's key-encryption key.
     func transaction<R>(write: Bool, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         pending = nil
+        if bulk { return try body() }
         return try db.transaction(write: write) { () throws(SecItemError) -> R in
             try refreshKeysIfNeeded()
             return try body()

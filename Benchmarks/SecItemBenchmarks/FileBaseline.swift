@@ -1,0 +1,530 @@
+import CSecItemCrypto
+import CSecItemSQLite3
+import Glibc
+import Foundation
+
+/// The file format's work done directly on sqlite3 and libcrypto, without any
+/// SecItem layer: the physical limit of the file backend's design.
+///
+/// Same schema, same pragmas (WAL, `synchronous=FULL`), writes in
+/// `BEGIN IMMEDIATE`, the key-epoch check at the start of every transaction,
+/// the same one-shot libcrypto calls (`csecitem_hmac_sha256`,
+/// `csecitem_aes256gcm_seal/open`), the same sealed-box encoding and associated
+/// data, and the same checks on read (the box opens and every HMAC column equals
+/// what the contents give, `docs/file-format.md` "Reading a row"). What it leaves
+/// out is exactly the SecItem layers: dictionary parsing, `StoredItem`, the
+/// query planner, result shaping. Statements are prepared once; buffers are
+/// reused; no Foundation type is touched on the hot path.
+final class RawFileKeychain {
+    private var db: OpaquePointer?
+    private let macKey: [UInt8]
+    private let encKey: [UInt8]
+    private var statements: [OpaquePointer] = []
+    private let begin, beginImmediate, commit, epoch, selectByPK, selectByAttrs, selectByLabel: OpaquePointer
+    private let insert, update, delete: OpaquePointer
+    /// Scratch buffers: HMAC messages, plaintexts, associated data.
+    private var message = [UInt8](repeating: 0, count: 512)
+    private var plain = [UInt8](repeating: 0, count: 1024)
+    private var sealed = [UInt8](repeating: 0, count: 1024)
+
+    static let columns = "seq, uuid, class, pk, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct"
+
+    /// Creates the database file at `path` (which must not exist) with random keys.
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+            == SQLITE_OK, let handle
+        else { throw BenchmarkError("cannot create \(path)") }
+        db = handle
+        func exec(_ sql: String) throws {
+            guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+                throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle))) in \(sql.prefix(40))")
+            }
+        }
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=FULL")
+        try exec("PRAGMA application_id=1397048649")
+        try exec("""
+            CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID;
+            CREATE TABLE items(
+                seq INTEGER PRIMARY KEY,
+                uuid BLOB NOT NULL UNIQUE,
+                class TEXT NOT NULL,
+                pk BLOB NOT NULL UNIQUE,
+                h_svce BLOB, h_acct BLOB, h_srvr BLOB, h_labl BLOB,
+                h_agrp BLOB NOT NULL, h_sync BLOB NOT NULL,
+                ct BLOB NOT NULL);
+            CREATE INDEX items_svce ON items(h_svce);
+            CREATE INDEX items_acct ON items(h_acct);
+            CREATE INDEX items_srvr ON items(h_srvr);
+            CREATE INDEX items_labl ON items(h_labl);
+            INSERT INTO meta VALUES ('epoch', 1);
+            """)
+        var keys = [UInt8](repeating: 0, count: 64)
+        guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
+        macKey = Array(keys[0..<32])
+        encKey = Array(keys[32..<64])
+        func prepare(_ sql: String) throws -> OpaquePointer {
+            var stmt: OpaquePointer?
+            guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
+                let stmt
+            else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle))) preparing \(sql)") }
+            return stmt
+        }
+        begin = try prepare("BEGIN")
+        beginImmediate = try prepare("BEGIN IMMEDIATE")
+        commit = try prepare("COMMIT")
+        epoch = try prepare("SELECT value FROM meta WHERE key = 'epoch'")
+        selectByPK = try prepare("SELECT \(Self.columns) FROM items WHERE pk = ?")
+        selectByAttrs = try prepare("SELECT \(Self.columns) FROM items WHERE h_svce = ? AND h_acct = ? ORDER BY seq")
+        selectByLabel = try prepare(
+            "SELECT \(Self.columns) FROM items WHERE class = 'genp' AND h_agrp = ? AND h_sync = ? AND h_svce = ? "
+                + "AND h_labl = ? ORDER BY seq")
+        insert = try prepare(
+            "INSERT INTO items(uuid, class, pk, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct) "
+                + "VALUES (?, 'genp', ?, ?, ?, NULL, ?, ?, ?, ?)")
+        update = try prepare(
+            "UPDATE items SET uuid = ?, class = 'genp', pk = ?, h_svce = ?, h_acct = ?, h_srvr = NULL, h_labl = ?, "
+                + "h_agrp = ?, h_sync = ?, ct = ? WHERE seq = ?")
+        delete = try prepare("DELETE FROM items WHERE seq = ?")
+        statements = [begin, beginImmediate, commit, epoch, selectByPK, selectByAttrs, selectByLabel, insert, update, delete]
+    }
+
+    deinit {
+        for s in statements { sqlite3_finalize(s) }
+        sqlite3_close_v2(db)
+    }
+
+    // MARK: Operations
+
+    /// Adds item `account` (label, data) in its own durable transaction.
+    /// `joiningOpenTransaction`: inside ``bulk(_:)`` (populating), no transaction of its own.
+    func add(account: String, label: String, data: [UInt8], joiningOpenTransaction: Bool = false) throws {
+        var uuid = [UInt8](repeating: 0, count: 16)
+        _ = csecitem_random_bytes(&uuid, 16)
+        let now = Date.timeIntervalSinceReferenceDate
+        let row = try encode(uuid: uuid, account: account, label: label, created: now, modified: now, data: data)
+        if joiningOpenTransaction {
+            try write(insert, row, seq: nil)
+        } else {
+            try transaction(write: true) { try self.write(self.insert, row, seq: nil) }
+        }
+    }
+
+    /// Runs `body` in one write transaction (populating).
+    func bulk(_ body: () throws -> Void) throws {
+        try step(beginImmediate)
+        try body()
+        try step(commit)
+    }
+
+    /// Looks up service+account and returns the data's length, or -1 when missing.
+    func lookup(account: String) throws -> Int {
+        try transaction(write: false) {
+            let pk = try self.primaryKeyMAC(account: account)
+            if let found = try self.findByPrimaryKey(pk) { return found.data.count }
+            // A miss: the rows whose svce/acct columns alone match are opened too (damage probe).
+            let svce = try self.mac("svce", Self.tagged(0x62, Workload.service))
+            let acct = try self.mac("acct", Self.tagged(0x62, account))
+            defer { sqlite3_reset(self.selectByAttrs) }
+            self.bind(self.selectByAttrs, 1, svce)
+            self.bind(self.selectByAttrs, 2, acct)
+            var damaged = 0
+            while try self.stepRow(self.selectByAttrs) {
+                if try self.openRow(self.selectByAttrs) == nil { damaged += 1 }
+            }
+            return damaged > 0 ? -2 : -1
+        }
+    }
+
+    /// Replaces the data of service+account; returns the number of rows changed.
+    func update(account: String, data: [UInt8]) throws -> Int {
+        try transaction(write: true) {
+            let pk = try self.primaryKeyMAC(account: account)
+            guard let found = try self.findByPrimaryKey(pk) else { return 0 }
+            let row = try self.encode(
+                uuid: found.uuid, account: account, label: found.label, created: found.created,
+                modified: max(Date.timeIntervalSinceReferenceDate, found.modified + 0.001), data: data)
+            try self.write(self.update, row, seq: found.seq)
+            return 1
+        }
+    }
+
+    /// Deletes service+account; returns the number of rows deleted.
+    func delete(account: String) throws -> Int {
+        try transaction(write: true) {
+            let pk = try self.primaryKeyMAC(account: account)
+            guard let found = try self.findByPrimaryKey(pk) else { return 0 }
+            sqlite3_bind_int64(self.delete, 1, found.seq)
+            defer { sqlite3_reset(self.delete) }
+            try self.step(self.delete, reset: false)
+            return 1
+        }
+    }
+
+    /// The attributes of every item with `label`, as the minimum a caller needs.
+    func query(label: String) throws -> [Attributes] {
+        try transaction(write: false) {
+            let agrp = try self.mac("agrp", Array("bench".utf8))
+            let sync = try self.mac("sync", [0])
+            let svce = try self.mac("svce", Self.tagged(0x62, Workload.service))
+            let labl = try self.mac("labl", Self.tagged(0x62, label))
+            let s = self.selectByLabel
+            defer { sqlite3_reset(s) }
+            self.bind(s, 1, agrp)
+            self.bind(s, 2, sync)
+            self.bind(s, 3, svce)
+            self.bind(s, 4, labl)
+            var out: [Attributes] = []
+            while try self.stepRow(s) {
+                if let found = try self.openRow(s) { out.append(found.attributes) }
+            }
+            return out
+        }
+    }
+
+    // MARK: Pieces
+
+    struct Attributes {
+        var account: String
+        var service: String
+        var label: String
+        var group: String
+        var accessible: String
+        var created: Double
+        var modified: Double
+        var synchronizable: Int64
+    }
+
+    struct Found {
+        var seq: Int64
+        var uuid: [UInt8]
+        var attributes: Attributes
+        var data: [UInt8]
+        var label: String { attributes.label }
+        var created: Double { attributes.created }
+        var modified: Double { attributes.modified }
+    }
+
+    struct Row {
+        var uuid: [UInt8]
+        var pk: [UInt8]
+        var svce, acct, labl, agrp, sync: [UInt8]
+        var box: [UInt8]
+    }
+
+    private func transaction<R>(write: Bool, _ body: () throws -> R) throws -> R {
+        try step(write ? beginImmediate : begin)
+        do {
+            guard try stepRow(epoch), sqlite3_column_int64(epoch, 0) == 1 else { throw BenchmarkError("epoch") }
+            sqlite3_reset(epoch)
+            let r = try body()
+            try step(commit)
+            return r
+        } catch {
+            sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    private func findByPrimaryKey(_ pk: [UInt8]) throws -> Found? {
+        defer { sqlite3_reset(selectByPK) }
+        bind(selectByPK, 1, pk)
+        guard try stepRow(selectByPK) else { return nil }
+        guard let found = try openRow(selectByPK) else { throw BenchmarkError("a damaged row") }
+        return found
+    }
+
+    /// Opens the current row of `stmt` and checks its columns against its contents.
+    private func openRow(_ stmt: OpaquePointer) throws -> Found? {
+        let seq = sqlite3_column_int64(stmt, 0)
+        let uuid = column(stmt, 1)
+        let pk = column(stmt, 3)
+        let ct = column(stmt, 10)
+        guard uuid.count == 16, ct.count >= 28 else { return nil }
+        let aad = Self.associatedData(uuid: uuid, pk: pk)
+        let n = ct.count - 28
+        if plain.count < n { plain = [UInt8](repeating: 0, count: n) }
+        let rc = ct.withUnsafeBufferPointer { c in
+            plain.withUnsafeMutableBufferPointer { p in
+                csecitem_aes256gcm_open(encKey, c.baseAddress!, aad, aad.count, c.baseAddress! + 12, n,
+                                        c.baseAddress! + 12 + n, p.baseAddress)
+            }
+        }
+        guard rc == 0 else { return nil }
+        defer { plain.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, n) } }
+        guard let (attributes, data) = Self.decode(plain, n) else { return nil }
+        // The checks on read: every HMAC column equals what the contents give.
+        guard try primaryKeyMAC(account: attributes.account) == pk,
+            try mac("svce", Self.tagged(0x62, attributes.service)) == column(stmt, 4),
+            try mac("acct", Self.tagged(0x62, attributes.account)) == column(stmt, 5),
+            sqlite3_column_type(stmt, 6) == SQLITE_NULL,
+            try mac("labl", Self.tagged(0x62, attributes.label)) == column(stmt, 7),
+            try mac("agrp", Array(attributes.group.utf8)) == column(stmt, 8),
+            try mac("sync", [UInt8(truncatingIfNeeded: attributes.synchronizable)]) == column(stmt, 9)
+        else { return nil }
+        return Found(seq: seq, uuid: uuid, attributes: attributes, data: data)
+    }
+
+    private func encode(uuid: [UInt8], account: String, label: String, created: Double, modified: Double, data: [UInt8])
+        throws -> Row
+    {
+        // The plaintext: version, count, sorted attributes, then the data.
+        var p: [UInt8] = [1]
+        p.reserveCapacity(256)
+        Self.u32(&p, 8)
+        Self.attribute(&p, "acct", 0x73, Array(account.utf8))
+        Self.attribute(&p, "agrp", 0x73, Array("bench".utf8))
+        Self.attribute(&p, "cdat", 0x64, Self.be64(created.bitPattern))
+        Self.attribute(&p, "labl", 0x73, Array(label.utf8))
+        Self.attribute(&p, "mdat", 0x64, Self.be64(modified.bitPattern))
+        Self.attribute(&p, "pdmn", 0x73, Array("ak".utf8))
+        Self.attribute(&p, "svce", 0x73, Array(Workload.service.utf8))
+        Self.attribute(&p, "sync", 0x6E, Self.be64(0))
+        p.append(1)
+        Self.u32(&p, UInt32(data.count))
+        p += data
+        defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
+        let pk = try primaryKeyMAC(account: account)
+        let aad = Self.associatedData(uuid: uuid, pk: pk)
+        var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
+        let n = p.count
+        let rc = box.withUnsafeMutableBufferPointer { b in
+            let base = b.baseAddress!
+            guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
+            return csecitem_aes256gcm_seal(encKey, base, aad, aad.count, p, n, base + 12, base + 12 + n)
+        }
+        guard rc == 0 else { throw BenchmarkError("AES-GCM seal failed") }
+        return Row(
+            uuid: uuid, pk: pk, svce: try mac("svce", Self.tagged(0x62, Workload.service)),
+            acct: try mac("acct", Self.tagged(0x62, account)), labl: try mac("labl", Self.tagged(0x62, label)),
+            agrp: try mac("agrp", Array("bench".utf8)), sync: try mac("sync", [0]), box: box)
+    }
+
+    private func write(_ stmt: OpaquePointer, _ row: Row, seq: Int64?) throws {
+        defer { sqlite3_reset(stmt) }
+        bind(stmt, 1, row.uuid)
+        bind(stmt, 2, row.pk)
+        bind(stmt, 3, row.svce)
+        bind(stmt, 4, row.acct)
+        bind(stmt, 5, row.labl)
+        bind(stmt, 6, row.agrp)
+        bind(stmt, 7, row.sync)
+        bind(stmt, 8, row.box)
+        if let seq { sqlite3_bind_int64(stmt, 9, seq) }
+        try step(stmt, reset: false)
+    }
+
+    /// HMAC-SHA256("v1" 0 "genp" 0 name 0 value), as the format defines.
+    private func mac(_ name: String, _ value: [UInt8], itemClass: String = "genp") throws -> [UInt8] {
+        message.removeAll(keepingCapacity: true)
+        message += [0x76, 0x31, 0]
+        message += itemClass.utf8
+        message.append(0)
+        message += name.utf8
+        message.append(0)
+        message += value
+        var out = [UInt8](repeating: 0, count: 32)
+        let rc = message.withUnsafeBufferPointer { m in
+            out.withUnsafeMutableBufferPointer { csecitem_hmac_sha256(macKey, macKey.count, m.baseAddress, m.count, $0.baseAddress) }
+        }
+        guard rc == 0 else { throw BenchmarkError("HMAC failed") }
+        return out
+    }
+
+    /// The HMAC of the primary key: class, then acct, agrp, svce, sync each with a length.
+    private func primaryKeyMAC(account: String) throws -> [UInt8] {
+        var key = Array("genp".utf8)
+        func part(_ name: String, _ value: [UInt8]) {
+            key += name.utf8
+            Self.u32(&key, UInt32(value.count))
+            key += value
+        }
+        part("acct", Self.tagged(0x62, account))
+        part("svce", Self.tagged(0x62, Workload.service))
+        part("agrp", Self.tagged(0x73, "bench"))
+        part("sync", [0x6E, 0x30])
+        return try mac("primary-key", key, itemClass: "")
+    }
+
+    private static func decode(_ p: [UInt8], _ n: Int) -> (Attributes, [UInt8])? {
+        var i = 0
+        func u32() -> Int? {
+            guard i + 4 <= n else { return nil }
+            defer { i += 4 }
+            return Int(p[i]) << 24 | Int(p[i + 1]) << 16 | Int(p[i + 2]) << 8 | Int(p[i + 3])
+        }
+        guard n > 5, p[0] == 1 else { return nil }
+        i = 1
+        guard let count = u32() else { return nil }
+        var a = Attributes(account: "", service: "", label: "", group: "", accessible: "", created: 0, modified: 0,
+                           synchronizable: 0)
+        for _ in 0..<count {
+            guard let kl = u32(), i + kl + 1 <= n else { return nil }
+            let k0 = i
+            i += kl
+            let tag = p[i]
+            i += 1
+            guard let vl = u32(), i + vl <= n else { return nil }
+            let v = p[i..<i + vl]
+            i += vl
+            guard kl == 4 else { continue }
+            let name = (UInt32(p[k0]) << 24) | (UInt32(p[k0 + 1]) << 16) | (UInt32(p[k0 + 2]) << 8) | UInt32(p[k0 + 3])
+            switch (name, tag) {
+            case (0x6163_6374, 0x73): a.account = String(decoding: v, as: UTF8.self)  // acct
+            case (0x7376_6365, 0x73): a.service = String(decoding: v, as: UTF8.self)  // svce
+            case (0x6C61_626C, 0x73): a.label = String(decoding: v, as: UTF8.self)  // labl
+            case (0x6167_7270, 0x73): a.group = String(decoding: v, as: UTF8.self)  // agrp
+            case (0x7064_6D6E, 0x73): a.accessible = String(decoding: v, as: UTF8.self)  // pdmn
+            case (0x6364_6174, 0x64): a.created = Double(bitPattern: v.reduce(0) { $0 << 8 | UInt64($1) })  // cdat
+            case (0x6D64_6174, 0x64): a.modified = Double(bitPattern: v.reduce(0) { $0 << 8 | UInt64($1) })  // mdat
+            case (0x7379_6E63, 0x6E): a.synchronizable = Int64(bitPattern: v.reduce(0) { $0 << 8 | UInt64($1) })  // sync
+            default: break
+            }
+        }
+        guard i < n, p[i] == 1 else { return nil }
+        i += 1
+        guard let dl = u32(), i + dl == n else { return nil }
+        return (a, Array(p[i..<n]))
+    }
+
+    private static func associatedData(uuid: [UInt8], pk: [UInt8]) -> [UInt8] {
+        var out = Array("secitem-file".utf8)
+        out.append(1)
+        out += uuid
+        out.append(4)
+        out += "genp".utf8
+        out += pk
+        return out
+    }
+
+    private static func tagged(_ tag: UInt8, _ s: String) -> [UInt8] { [tag] + Array(s.utf8) }
+
+    private static func attribute(_ out: inout [UInt8], _ name: String, _ tag: UInt8, _ value: [UInt8]) {
+        u32(&out, UInt32(name.utf8.count))
+        out += name.utf8
+        out.append(tag)
+        u32(&out, UInt32(value.count))
+        out += value
+    }
+
+    private static func u32(_ out: inout [UInt8], _ v: UInt32) {
+        out += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+    }
+
+    private static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * $0)) } }
+
+    private func column(_ stmt: OpaquePointer, _ i: Int32) -> [UInt8] {
+        guard let p = sqlite3_column_blob(stmt, i) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, i))))
+    }
+
+    private func bind(_ stmt: OpaquePointer, _ i: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { _ = sqlite3_bind_blob(stmt, i, $0.baseAddress, Int32($0.count), csecitem_sqlite_transient()) }
+    }
+
+    private func step(_ stmt: OpaquePointer, reset: Bool = true) throws {
+        let rc = sqlite3_step(stmt)
+        if reset { sqlite3_reset(stmt) }
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
+            throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    private func stepRow(_ stmt: OpaquePointer) throws -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        guard rc == SQLITE_DONE else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db)))") }
+        return false
+    }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Opening a key-protected keychain with only sqlite3 and libcrypto: open the
+/// file, the same connection settings, read `meta` in a transaction, read the
+/// key file, unwrap the data key (AES-256-GCM) and derive the two item keys
+/// (HKDF-SHA256), close. Returns the first byte of the derived HMAC key's
+/// checksum so the work is kept (never printed).
+func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let db else {
+        throw BenchmarkError("cannot open \(path)")
+    }
+    defer { sqlite3_close_v2(db) }
+    sqlite3_busy_timeout(db, 30_000)
+    _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1)
+    _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+    var wrapped: [UInt8] = []
+    var stmt: OpaquePointer?
+    sqlite3_exec(db, "BEGIN", nil, nil, nil)
+    sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil)
+    while sqlite3_step(stmt) == SQLITE_ROW {
+        if String(cString: sqlite3_column_text(stmt, 0)) == "data_key", let p = sqlite3_column_blob(stmt, 1) {
+            wrapped = Array(UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, 1))))
+        }
+    }
+    sqlite3_finalize(stmt)
+    sqlite3_exec(db, "COMMIT", nil, nil, nil)
+    sqlite3_exec(db, "PRAGMA journal_mode", nil, nil, nil)
+    sqlite3_exec(db, "PRAGMA synchronous=FULL", nil, nil, nil)
+    // The key file: 64 hex digits.
+    let fd = open(keyFile, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw BenchmarkError("cannot open the key file") }
+    var st = stat()
+    fstat(fd, &st)
+    var text = [UInt8](repeating: 0, count: 128)
+    let n = read(fd, &text, 128)
+    close(fd)
+    guard n >= 64 else { throw BenchmarkError("short key file") }
+    func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+    var kek = (0..<32).map { nibble(text[2 * $0]) << 4 | nibble(text[2 * $0 + 1]) }
+    defer { csecitem_cleanse(&kek, 32); csecitem_cleanse(&text, 128) }
+    var aad = Array("secitem-file".utf8)
+    aad.append(1)
+    aad += "data-key/key".utf8
+    guard wrapped.count == 60 else { throw BenchmarkError("no wrapped data key") }
+    var dataKey = [UInt8](repeating: 0, count: 32)
+    defer { csecitem_cleanse(&dataKey, 32) }
+    let rc = wrapped.withUnsafeBufferPointer { w in
+        csecitem_aes256gcm_open(kek, w.baseAddress!, aad, aad.count, w.baseAddress! + 12, 32, w.baseAddress! + 44, &dataKey)
+    }
+    guard rc == 0 else { throw BenchmarkError("the key does not unwrap the data key") }
+    var macKey = [UInt8](repeating: 0, count: 32), encKey = [UInt8](repeating: 0, count: 32)
+    defer { csecitem_cleanse(&macKey, 32); csecitem_cleanse(&encKey, 32) }
+    let i1 = Array("secitem-file/1 hmac-sha256".utf8), i2 = Array("secitem-file/1 aes-256-gcm".utf8)
+    guard csecitem_hkdf_sha256(dataKey, 32, nil, 0, i1, i1.count, &macKey, 32) == 0,
+        csecitem_hkdf_sha256(dataKey, 32, nil, 0, i2, i2.count, &encKey, 32) == 0
+    else { throw BenchmarkError("HKDF failed") }
+    return Int(macKey[0] ^ encKey[0])
+}
+
+/// The passphrase KDF alone: scrypt with the default cost (N = 2^15, r = 8, p = 1).
+func rawScrypt(passphrase: String) throws -> Int {
+    var out = [UInt8](repeating: 0, count: 32)
+    defer { csecitem_cleanse(&out, 32) }
+    let salt = [UInt8](repeating: 7, count: 16)
+    let pass = Array(passphrase.utf8)
+    let rc = pass.withUnsafeBufferPointer { p in
+        p.withMemoryRebound(to: CChar.self) {
+            csecitem_scrypt($0.baseAddress, p.count, salt, 16, 1 << 15, 8, 1, 128 * 8 * ((1 << 15) + 3) + (1 << 20), &out, 32)
+        }
+    }
+    guard rc == 0 else { throw BenchmarkError("scrypt failed") }
+    return Int(out[0])
+}
+
+/// `count` bytes from OpenSSL's CSPRNG.
+func randomBytes(_ count: Int) throws -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: count)
+    guard csecitem_random_bytes(&out, count) == 0 else { throw BenchmarkError("RAND_bytes failed") }
+    return out
+}
+
+/// Zeroes key material before it is dropped.
+func wipeBytes(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) }
+}
