@@ -189,7 +189,8 @@ struct ParsedDictionary {
             case .string("m_LimitOne"): limit = .count(1)
             case .string("m_LimitAll"): limit = .all
             case .integer(let n) where n >= 0: limit = .count(Int(clamping: n))
-            case .double(let d) where d >= 0 && d == d.rounded(): limit = .count(Int(d))
+            case .double(let d) where d >= 0 && d == d.rounded():
+                limit = .count(Int(exactly: d) ?? Int.max)
             default:
                 throw SecItemError(
                     errSecParam, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a count ≥ 0")
