@@ -121,6 +121,7 @@ public final class MemoryBackend: SecItemBackend {
     /// The number of items stored, in every group and class.
     public var count: Int { storage.withLock { $0.items.count } }
 
+    /// Stores `item`; errSecDuplicateItem when its primary key is taken.
     public func add(_ item: StoredItem) throws(SecItemError) {
         try storage.withLock { (s: inout Storage) throws(SecItemError) in
             try s.checkFault(.add)
@@ -129,6 +130,7 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
+    /// Matches oldest first; by primary key when the query pins it, else by scan.
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try storage.withLock { (s: inout Storage) throws(SecItemError) in
             try s.checkFault(.fetch)
@@ -136,6 +138,7 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
+    /// Replaces every match under one lock; nothing changes on a collision.
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try storage.withLock { (s: inout Storage) throws(SecItemError) in
             try s.checkFault(.update)
@@ -152,6 +155,7 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
+    /// Deletes every match.
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try storage.withLock { (s: inout Storage) throws(SecItemError) in
             try s.checkFault(.delete)

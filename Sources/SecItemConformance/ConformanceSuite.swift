@@ -36,6 +36,7 @@ public struct ConformanceOptions: Sendable {
     /// Mixed operations per thread in the concurrency case.
     public var operationsPerThread: Int
 
+    /// The default is 8 threads × 1000 operations; slow stores pass less.
     public init(threads: Int = 8, operationsPerThread: Int = 1000) {
         self.threads = threads
         self.operationsPerThread = operationsPerThread

@@ -42,6 +42,7 @@ public struct ItemQuery: Sendable, Hashable {
     /// `kSecUseAuthenticationUI` = allow: a backend may prompt (to unlock a keyring).
     public var allowsInteraction: Bool
 
+    /// Creates a query; the core builds these from dictionaries, tests and backends may build their own.
     public init(
         itemClass: ItemClass?,
         persistentReferenceID: UUID? = nil,

@@ -30,9 +30,13 @@ public enum MatchLimit: Sendable, Hashable {
 
 /// Which `kSecReturn…` keys were set to true.
 public struct ReturnFlags: Sendable, Hashable {
+    /// `kSecReturnData`.
     public var data = false
+    /// `kSecReturnAttributes`.
     public var attributes = false
+    /// `kSecReturnRef`.
     public var ref = false
+    /// `kSecReturnPersistentRef`.
     public var persistentRef = false
 
     var count: Int { [data, attributes, ref, persistentRef].filter { $0 }.count }

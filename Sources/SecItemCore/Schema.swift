@@ -9,6 +9,7 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// Parsed so that it can be rejected clearly: identities are not implemented.
     case identity = "idnt"
 
+    /// The four-letter class name (`genp`, …).
     public var description: String { rawValue }
 
     /// ``primaryKeyAttributes`` with their kinds, for building keys without lookups.

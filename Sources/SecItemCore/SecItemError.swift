@@ -30,6 +30,7 @@ public struct SecItemError: Error, Sendable, Equatable, CustomStringConvertible 
         SecCopyErrorMessageString(status, nil) ?? "OSStatus \(status)"
     }
 
+    /// Apple's message, the status and the detail; never a secret.
     public var description: String {
         if let detail, !detail.isEmpty {
             return "\(message) (\(status)): \(detail)"
@@ -53,26 +54,48 @@ public struct SecItemError: Error, Sendable, Equatable, CustomStringConvertible 
         value.status == pattern.status
     }
 
+    /// `errSecUnimplemented`, for matching: `catch SecItemError.unimplemented`.
     public static let unimplemented = SecItemError(errSecUnimplemented)
+    /// `errSecIO`, for matching: `catch SecItemError.io`.
     public static let io = SecItemError(errSecIO)
+    /// `errSecParam`, for matching: `catch SecItemError.param`.
     public static let param = SecItemError(errSecParam)
+    /// `errSecAllocate`, for matching: `catch SecItemError.allocate`.
     public static let allocate = SecItemError(errSecAllocate)
+    /// `errSecUserCanceled`, for matching: `catch SecItemError.userCanceled`.
     public static let userCanceled = SecItemError(errSecUserCanceled)
+    /// `errSecBadReq`, for matching: `catch SecItemError.badReq`.
     public static let badReq = SecItemError(errSecBadReq)
+    /// `errSecMissingEntitlement`, for matching: `catch SecItemError.missingEntitlement`.
     public static let missingEntitlement = SecItemError(errSecMissingEntitlement)
+    /// `errSecNotAvailable`, for matching: `catch SecItemError.notAvailable`.
     public static let notAvailable = SecItemError(errSecNotAvailable)
+    /// `errSecReadOnly`, for matching: `catch SecItemError.readOnly`.
     public static let readOnly = SecItemError(errSecReadOnly)
+    /// `errSecAuthFailed`, for matching: `catch SecItemError.authFailed`.
     public static let authFailed = SecItemError(errSecAuthFailed)
+    /// `errSecNoSuchKeychain`, for matching: `catch SecItemError.noSuchKeychain`.
     public static let noSuchKeychain = SecItemError(errSecNoSuchKeychain)
+    /// `errSecInvalidKeychain`, for matching: `catch SecItemError.invalidKeychain`.
     public static let invalidKeychain = SecItemError(errSecInvalidKeychain)
+    /// `errSecDuplicateItem`, for matching: `catch SecItemError.duplicateItem`.
     public static let duplicateItem = SecItemError(errSecDuplicateItem)
+    /// `errSecItemNotFound`, for matching: `catch SecItemError.itemNotFound`.
     public static let itemNotFound = SecItemError(errSecItemNotFound)
+    /// `errSecNoSuchAttr`, for matching: `catch SecItemError.noSuchAttr`.
     public static let noSuchAttr = SecItemError(errSecNoSuchAttr)
+    /// `errSecInvalidItemRef`, for matching: `catch SecItemError.invalidItemRef`.
     public static let invalidItemRef = SecItemError(errSecInvalidItemRef)
+    /// `errSecNoSuchClass`, for matching: `catch SecItemError.noSuchClass`.
     public static let noSuchClass = SecItemError(errSecNoSuchClass)
+    /// `errSecInteractionNotAllowed`, for matching: `catch SecItemError.interactionNotAllowed`.
     public static let interactionNotAllowed = SecItemError(errSecInteractionNotAllowed)
+    /// `errSecReadOnlyAttr`, for matching: `catch SecItemError.readOnlyAttr`.
     public static let readOnlyAttr = SecItemError(errSecReadOnlyAttr)
+    /// `errSecInteractionRequired`, for matching: `catch SecItemError.interactionRequired`.
     public static let interactionRequired = SecItemError(errSecInteractionRequired)
+    /// `errSecDataNotAvailable`, for matching: `catch SecItemError.dataNotAvailable`.
     public static let dataNotAvailable = SecItemError(errSecDataNotAvailable)
+    /// `errSecDecode`, for matching: `catch SecItemError.decode`.
     public static let decode = SecItemError(errSecDecode)
 }

@@ -17,6 +17,7 @@ public struct StoredItem: Sendable, Hashable {
     /// The secret (`kSecValueData`), or `nil` for an item stored without data.
     public var data: Data?
 
+    /// Creates an item; the core fills in the defaults before a backend sees it.
     public init(itemClass: ItemClass, id: UUID, attributes: [String: AttributeValue], data: Data?) {
         self.itemClass = itemClass
         self.id = id
@@ -47,6 +48,7 @@ public struct PrimaryKey: Sendable, Hashable {
     /// name, a 4-byte big-endian length and its canonical value bytes.
     public let bytes: [UInt8]
 
+    /// The primary key of `item`.
     public init(of item: StoredItem) {
         self.init(itemClass: item.itemClass, attributes: item.attributes)
     }
@@ -67,10 +69,12 @@ public struct PrimaryKey: Sendable, Hashable {
         self.bytes = bytes
     }
 
+    /// Byte equality.
     public static func == (lhs: PrimaryKey, rhs: PrimaryKey) -> Bool {
         lhs.bytes == rhs.bytes
     }
 
+    /// Hashes the bytes in one call.
     public func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
@@ -121,6 +125,7 @@ public struct PrimaryKey: Sendable, Hashable {
 
 /// Encoding and decoding of persistent references (20 bytes: class + UUID).
 public enum PersistentReference {
+    /// The 20-byte reference of the item of `itemClass` with identity `id`.
     public static func encode(_ itemClass: ItemClass, _ id: UUID) -> Data {
         var out = Data(itemClass.rawValue.utf8)
         withUnsafeBytes(of: id.uuid) { out.append(contentsOf: $0) }

@@ -34,13 +34,20 @@ public struct Keychain: Sendable {
     /// The server, protocol, port, path, security domain and authentication type
     /// that internet passwords are stored under. `nil` fields are left unset (their default).
     public struct InternetScope: Sendable, Hashable {
+        /// `kSecAttrServer`.
         public var server: String
+        /// `kSecAttrProtocol` (`kSecAttrProtocolHTTPS`, …).
         public var `protocol`: String?
+        /// `kSecAttrPort`.
         public var port: Int?
+        /// `kSecAttrPath`.
         public var path: String?
+        /// `kSecAttrSecurityDomain`.
         public var securityDomain: String?
+        /// `kSecAttrAuthenticationType` (`kSecAttrAuthenticationTypeHTMLForm`, …).
         public var authenticationType: String?
 
+        /// A server scope; `nil` fields are not part of the items' keys.
         public init(
             server: String, protocol: String? = nil, port: Int? = nil, path: String? = nil,
             securityDomain: String? = nil, authenticationType: String? = nil
