@@ -58,10 +58,12 @@ public final class MemoryBackend: SecItemBackend {
             if let keys = query.primaryKeyCandidates {
                 // Indexed: at most one item per candidate key.
                 if keys.count == 1 {
-                    guard let id = byPrimaryKey[keys[0]], let entry = items[id], query.matches(entry.item) else { return [] }
+                    guard let id = byPrimaryKey[keys[0]], let entry = items[id], query.matchesBeyondPrimaryKey(entry.item)
+                    else { return [] }
                     return [entry.item]
                 }
-                var found = keys.compactMap { byPrimaryKey[$0].flatMap { items[$0] } }.filter { query.matches($0.item) }
+                var found = keys.compactMap { byPrimaryKey[$0].flatMap { items[$0] } }
+                    .filter { query.matchesBeyondPrimaryKey($0.item) }
                 found.sort { $0.seq < $1.seq }
                 return found.prefix(limit ?? found.count).map(\.item)
             }

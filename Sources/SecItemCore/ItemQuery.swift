@@ -85,9 +85,6 @@ public struct ItemQuery: Sendable, Hashable {
     /// `nil` when the query does not pin the whole key.
     public var primaryKeyCandidates: [PrimaryKey]? {
         guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return nil }
-        for key in itemClass.primaryKeyAttributes where key != "agrp" && key != "sync" {
-            guard attributes[key] != nil else { return nil }
-        }
         let syncValues: [Int64]
         switch synchronizable {
         case .no: syncValues = [0]
@@ -100,6 +97,21 @@ public struct ItemQuery: Sendable, Hashable {
         }
         return PrimaryKey.candidates(
             itemClass: itemClass, attributes: attributes, groups: accessGroups.sorted(), syncValues: syncValues)
+    }
+
+    /// ``matches(_:)`` for an item found under one of ``primaryKeyCandidates``:
+    /// class, group, synchronizable state and the key attributes are equal by
+    /// construction, so only the query's other attributes are compared.
+    public func matchesBeyondPrimaryKey(_ item: StoredItem) -> Bool {
+        guard let itemClass, item.itemClass == itemClass else { return false }
+        if attributes.count <= itemClass.classKeyKinds.count { return true }
+        for (key, wanted) in attributes where !itemClass.classKeyKinds.contains(where: { $0.0 == key }) {
+            guard let stored = item.attributes[key] else { return false }
+            if !Self.equal(stored, wanted, kind: Schema.kind(of: key), caseInsensitive: caseInsensitive) {
+                return false
+            }
+        }
+        return true
     }
 
     /// Whether two values of an attribute are the same value under SecItem's rules.

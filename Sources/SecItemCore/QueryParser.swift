@@ -230,8 +230,13 @@ struct ParsedDictionary {
             // Only a persistent-ref query has no class; attributes with it are errSecParam.
             throw SecItemError(errSecParam, "a query by kSecValuePersistentRef cannot also constrain attributes")
         }
-        guard itemClass.attributeKeys.contains(key) else {
+        // One lookup answers both "is it an attribute of this class?" and "of what kind?".
+        guard let kind = itemClass.attributeKinds[key] else {
             throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute of class \(itemClass.rawValue)")
+        }
+        if key.utf8.first != UInt8(ascii: "a") && key.utf8.first != UInt8(ascii: "s") {
+            attributes[key] = try Coercion.attributeValue(raw, key: key, kind: kind)
+            return
         }
         switch key {
         case "agrp":
@@ -255,7 +260,7 @@ struct ParsedDictionary {
             }
             synchronizable = n != 0 ? .yes : .no
         default:
-            attributes[key] = try Coercion.attributeValue(raw, key: key)
+            attributes[key] = try Coercion.attributeValue(raw, key: key, kind: kind)
         }
     }
 }

@@ -12,6 +12,29 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The four-letter class name (`genp`, …).
     public var description: String { rawValue }
 
+    /// The class's attributes with their kinds: one lookup tells whether a key is
+    /// an attribute of the class and how its value is taken.
+    var attributeKinds: [String: AttributeKind] {
+        switch self {
+        case .genericPassword: return Schema.genpKinds
+        case .internetPassword: return Schema.inetKinds
+        case .certificate: return Schema.certKinds
+        case .key: return Schema.keysKinds
+        case .identity: return [:]
+        }
+    }
+
+    /// The class's own primary-key attributes (without `agrp` and `sync`) with their kinds.
+    var classKeyKinds: [(String, AttributeKind)] {
+        switch self {
+        case .genericPassword: return Schema.genpClassKeyKinds
+        case .internetPassword: return Schema.inetClassKeyKinds
+        case .certificate: return Schema.certClassKeyKinds
+        case .key: return Schema.keysClassKeyKinds
+        case .identity: return []
+        }
+    }
+
     /// ``primaryKeyAttributes`` with their kinds, for building keys without lookups.
     var primaryKeyKinds: [(String, AttributeKind)] {
         switch self {
@@ -85,6 +108,14 @@ public enum Schema {
     static let inetPrimaryKey = ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"]
     static let certPrimaryKey = ["ctyp", "issr", "slnr", "agrp", "sync"]
     static let keysPrimaryKey = ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"]
+    static let genpKinds = Dictionary(uniqueKeysWithValues: genpAttributes.map { ($0, kind(of: $0)) })
+    static let inetKinds = Dictionary(uniqueKeysWithValues: inetAttributes.map { ($0, kind(of: $0)) })
+    static let certKinds = Dictionary(uniqueKeysWithValues: certAttributes.map { ($0, kind(of: $0)) })
+    static let keysKinds = Dictionary(uniqueKeysWithValues: keysAttributes.map { ($0, kind(of: $0)) })
+    static let genpClassKeyKinds = genpPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
+    static let inetClassKeyKinds = inetPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
+    static let certClassKeyKinds = certPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
+    static let keysClassKeyKinds = keysPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
     static let genpPrimaryKeyKinds = genpPrimaryKey.map { ($0, kind(of: $0)) }
     static let inetPrimaryKeyKinds = inetPrimaryKey.map { ($0, kind(of: $0)) }
     static let certPrimaryKeyKinds = certPrimaryKey.map { ($0, kind(of: $0)) }

@@ -98,15 +98,17 @@ public struct PrimaryKey: Sendable, Hashable {
     /// `attributes` (which must hold every one of them), in each of `groups` and
     /// each synchronizable state of `syncValues`. `agrp` and `sync` come last in
     /// every class's key, so the shared prefix is built once.
+    /// `nil` when `attributes` lacks one of the class's key attributes.
     static func candidates(
         itemClass: ItemClass, attributes: [String: AttributeValue], groups: some Collection<String>,
         syncValues: [Int64]
-    ) -> [PrimaryKey] {
+    ) -> [PrimaryKey]? {
         var prefix: [UInt8] = []
         prefix.reserveCapacity(96)
         prefix.append(contentsOf: itemClass.rawValue.utf8)
-        for (key, kind) in itemClass.primaryKeyKinds where key != "agrp" && key != "sync" {
-            append(key, attributes[key] ?? Schema.defaultValue(for: key), kind, to: &prefix)
+        for (key, kind) in itemClass.classKeyKinds {
+            guard let value = attributes[key] else { return nil }
+            append(key, value, kind, to: &prefix)
         }
         let prefixCount = prefix.count
         var keys: [PrimaryKey] = []

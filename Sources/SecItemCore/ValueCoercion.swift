@@ -77,7 +77,11 @@ enum RawValue {
 enum Coercion {
     /// Converts a caller's value for attribute `key` to its stored form (contract §4).
     static func attributeValue(_ raw: RawValue, key: String) throws(SecItemError) -> AttributeValue {
-        let kind = Schema.kind(of: key)
+        try attributeValue(raw, key: key, kind: Schema.kind(of: key))
+    }
+
+    /// The same, with the key's kind already known.
+    static func attributeValue(_ raw: RawValue, key: String, kind: AttributeKind) throws(SecItemError) -> AttributeValue {
         func bad() -> SecItemError {
             SecItemError(errSecParam, "attribute '\(key)' does not accept a value of type \(raw.typeName)")
         }
