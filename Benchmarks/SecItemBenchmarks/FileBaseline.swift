@@ -315,8 +315,14 @@ final class RawFileKeychain {
         try step(stmt, reset: false)
     }
 
+    /// The access-group and sync HMACs depend on the key alone: computed once, as the backend memoises them.
+    private lazy var groupMAC: [UInt8] = (try? mac("agrp", Array("bench".utf8), memoised: false)) ?? []
+    private lazy var syncMAC: [UInt8] = (try? mac("sync", [0], memoised: false)) ?? []
+
     /// HMAC-SHA256("v1" 0 "genp" 0 name 0 value), as the format defines.
-    private func mac(_ name: String, _ value: [UInt8], itemClass: String = "genp") throws -> [UInt8] {
+    private func mac(_ name: String, _ value: [UInt8], itemClass: String = "genp", memoised: Bool = true) throws -> [UInt8] {
+        if memoised && name == "agrp" && value == Array("bench".utf8) { return groupMAC }
+        if memoised && name == "sync" && value == [0] { return syncMAC }
         message.removeAll(keepingCapacity: true)
         message += [0x76, 0x31, 0]
         message += itemClass.utf8

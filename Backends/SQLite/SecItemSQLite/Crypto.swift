@@ -155,6 +155,10 @@ final class ItemKeys {
     let dataKey: SecretBytes
     let macKey: SecretBytes
     let encKey: SecretBytes
+    /// HMACs that depend on the key alone (access groups, sync states), computed
+    /// once. Not secret beyond what the file's columns show. Used under the
+    /// backend's mutex only.
+    var memo: [String: [UInt8]] = [:]
 
     init(dataKey: SecretBytes) throws(SecItemError) {
         self.dataKey = dataKey

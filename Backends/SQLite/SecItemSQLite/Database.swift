@@ -68,10 +68,11 @@ final class Database {
     /// up front, so two writers never deadlock), plain `BEGIN` for reads.
     /// Rolls back on any error and rethrows it (GRDB's `inTransaction`).
     func transaction<R>(write: Bool, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
-        try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        // Prepared once and cached: sqlite3_exec would compile BEGIN and COMMIT on every call.
+        try statement(write ? "BEGIN IMMEDIATE" : "BEGIN").run(during: write ? "beginning a write" : "beginning a read")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try statement("COMMIT").run(during: "committing")
             return result
         } catch {
             if let handle, sqlite3_get_autocommit(handle) == 0 {

@@ -49,14 +49,15 @@ enum ItemCodec {
         var reader = Reader(bytes: bytes)
         guard reader.u8() == version, let count = reader.u32() else { return nil }
         var attributes: [String: AttributeValue] = [:]
+        attributes.reserveCapacity(Int(min(count, 64)))
         for _ in 0..<count {
             guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)),
-                let key = String(bytes: keyBytes, encoding: .utf8), let tag = reader.u8(), let length = reader.u32(),
+                let key = String(validating: keyBytes, as: UTF8.self), let tag = reader.u8(), let length = reader.u32(),
                 let value = reader.take(Int(length))
             else { return nil }
             switch tag {
             case 0x73:
-                guard let s = String(bytes: value, encoding: .utf8) else { return nil }
+                guard let s = String(validating: value, as: UTF8.self) else { return nil }
                 attributes[key] = .string(s)
             case 0x62:
                 attributes[key] = .data(Data(value))
@@ -90,7 +91,7 @@ enum ItemCodec {
         for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
     }
 
-    private static func u64(_ b: ArraySlice<UInt8>) -> UInt64 {
+    private static func u64(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         b.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
@@ -100,13 +101,18 @@ enum ItemCodec {
 
         var atEnd: Bool { offset == bytes.count }
 
-        mutating func take(_ n: Int) -> ArraySlice<UInt8>? {
+        /// A view of the next `n` bytes (no copy: the decoder runs on the buffer it was given).
+        mutating func take(_ n: Int) -> UnsafeBufferPointer<UInt8>? {
             guard n >= 0, n <= bytes.count - offset else { return nil }
             defer { offset += n }
-            return ArraySlice(bytes[offset..<offset + n])
+            return UnsafeBufferPointer(rebasing: bytes[offset..<offset + n])
         }
 
-        mutating func u8() -> UInt8? { take(1)?.first }
+        mutating func u8() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
 
         mutating func u32() -> UInt32? {
             guard let b = take(4) else { return nil }
@@ -161,12 +167,24 @@ struct RowCodec {
         try mac(itemClass.rawValue, name, value.canonicalBytes(kind: Schema.kind(of: name)))
     }
 
+    /// Memoised per data key: every lookup and every row check needs it, and an
+    /// app has a handful of access groups.
     func accessGroupMAC(_ itemClass: ItemClass, _ group: String) throws(SecItemError) -> [UInt8] {
-        try mac(itemClass.rawValue, "agrp", Array(group.utf8))
+        let key = itemClass.rawValue + "\u{0}" + group
+        if let known = keys.memo[key] { return known }
+        let value = try mac(itemClass.rawValue, "agrp", Array(group.utf8))
+        if keys.memo.count >= 256 { keys.memo.removeAll() }
+        keys.memo[key] = value
+        return value
     }
 
+    /// Memoised per data key (two values per class).
     func syncMAC(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
-        try mac(itemClass.rawValue, "sync", [synchronizable ? 1 : 0])
+        let key = itemClass.rawValue + (synchronizable ? "\u{1}sync" : "\u{1}nosync")
+        if let known = keys.memo[key] { return known }
+        let value = try mac(itemClass.rawValue, "sync", [synchronizable ? 1 : 0])
+        keys.memo[key] = value
+        return value
     }
 
     /// The HMAC columns an item's row must hold.

@@ -511,7 +511,7 @@ final class Connection {
         attributes["agrp"] = .string(group)
         attributes["sync"] = .number(query.synchronizable == .yes ? 1 : 0)
         guard itemClass.primaryKeyAttributes.allSatisfy({ attributes[$0] != nil }) else { return nil }
-        let probe = StoredItem(itemClass: itemClass, id: UUID(), attributes: attributes, data: nil)
-        return try codec.primaryKeyMAC(probe.primaryKey)
+        // Not a probe StoredItem: its UUID() would read /dev/urandom on every lookup.
+        return try codec.primaryKeyMAC(PrimaryKey(itemClass: itemClass, attributes: attributes))
     }
 }
