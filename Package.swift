@@ -61,7 +61,10 @@ let package = Package(
         // MARK: Benchmarks
         .executableTarget(
             name: "SecItemBenchmarks",
-            dependencies: ["SecItem", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto"],
+            dependencies: [
+                "SecItem", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
+                "CSecItemLibsecret",
+            ],
             path: "Benchmarks/SecItemBenchmarks"
         ),
 
