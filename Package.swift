@@ -106,6 +106,11 @@ let package = Package(
             dependencies: ["SecItem"],
             path: "Tests/ExampleTests"
         ),
+        .testTarget(
+            name: "CLITests",
+            dependencies: [],
+            path: "Tests/CLITests"
+        ),
     ]
 )
 

@@ -1,6 +1,179 @@
 import Foundation
 import SecItem
 
+/// export, import and migrate.
 enum TransferVerbs {
-    static let all: [Verb] = []
+    static let all: [Verb] = [export, importVerb, migrate]
+
+    static let selectionOptions: [OptionSpec] = [
+        OptionSpec("class", long: "class", valueName: "class", help: "Only this class: genp, inet, cert or keys (default: all)."),
+        OptionSpec("acct", short: "a", valueName: "account", help: "Only items with this account."),
+        OptionSpec("service", short: "s", valueName: "name", help: "Only generic passwords of this service and internet passwords of this server."),
+        OptionSpec("labl", short: "l", valueName: "label", help: "Only items with this label."),
+        OptionSpec("group", long: "group", valueName: "group", help: "Only this access group (default: every entitled group)."),
+        OptionSpec("thisDevice", long: "include-this-device-only", .flag, help: "Also take items whose accessibility is …ThisDeviceOnly."),
+    ]
+
+    static func selection(_ args: ParsedArguments, environment: [String: String]) throws(CommandError) -> KeychainTransfer.Selection {
+        let entitled = SecItemSettings.accessGroups(environment: environment)
+        var selection = KeychainTransfer.Selection(accessGroups: Set(entitled.groups))
+        if let group = args.value("group") {
+            guard entitled.groups.contains(group) else {
+                throw CommandError(.usage, "access group '\(group)' is not entitled (SECITEM_ACCESS_GROUPS or access-groups)")
+            }
+            selection.accessGroups = [group]
+        }
+        if let name = args.value("class") {
+            guard let itemClass = ItemClass(rawValue: name), itemClass != .identity else {
+                throw CommandError(.usage, "--class must be genp, inet, cert or keys, not '\(name)'")
+            }
+            selection.classes = [itemClass]
+        }
+        if let account = args.value("acct") { selection.attributes["acct"] = .string(account) }
+        if let label = args.value("labl") { selection.attributes["labl"] = .string(label) }
+        selection.serviceOrServer = args.value("service")
+        selection.includeThisDeviceOnly = args.has("thisDevice")
+        return selection
+    }
+
+    static func passphrase(_ environment: [String: String], confirm: Bool) throws(CommandError) -> String {
+        if let value = environment["SECITEM_EXPORT_PASSPHRASE"], !value.isEmpty { return value }
+        let data = try Console.readSecret(
+            prompt: "export passphrase: ", confirm: confirm ? "retype export passphrase: " : nil)
+        guard !data.isEmpty, let text = String(data: data, encoding: .utf8) else {
+            throw CommandError(.usage, "the export passphrase is empty")
+        }
+        return text
+    }
+
+    static let export = Verb(
+        "export", summary: "Write matching items to an export file, encrypted with a passphrase.",
+        synopsis: "--output FILE [--plaintext] [--include-this-device-only] [selection]",
+        discussion: """
+            The file is a secitem export (format version 1, docs/cli.md): encrypted with scrypt and
+            AES-256-GCM exactly as the file backend is, unless --plaintext asks for clear JSON. The
+            passphrase comes from SECITEM_EXPORT_PASSPHRASE, else a prompt on a terminal (asked twice),
+            else standard input. Items marked …ThisDeviceOnly are left out unless asked for; the count
+            left out is reported on stderr. Every attribute, the data and the persistent reference are kept.
+            """,
+        options: [
+            OptionSpec("output", short: "o", long: "output", valueName: "file", help: "The file to write (must not exist)."),
+            OptionSpec("plaintext", long: "plaintext", .flag, help: "Write clear JSON, not encrypted: anyone who reads the file reads the secrets."),
+        ] + selectionOptions
+    ) { (session: Session) throws(CommandError) in
+        let args = session.arguments
+        guard let output = args.value("output") else { throw CommandError(.usage, "--output FILE is required") }
+        let env = session.effectiveEnvironment
+        let selection = try selection(args, environment: env)
+        let client = try session.client()
+        let found: (items: [StoredItem], leftOut: Int)
+        do throws(SecItemError) {
+            found = try KeychainTransfer.items(in: client.backend, selection)
+        } catch {
+            throw CommandError(error, context: "cannot read the items to export")
+        }
+        let secret = args.has("plaintext") ? nil : try passphrase(env, confirm: true)
+        var progress = Progress("export", total: found.items.count)
+        do throws(SecItemError) {
+            try ExportArchive.write(found.items, to: output, passphrase: secret) { progress.update($0) }
+        } catch {
+            progress.finish()
+            throw CommandError(error, context: "cannot write \(output)")
+        }
+        progress.finish()
+        var note = "exported \(found.items.count) items from the \(client.backend.name) keychain to \(output)"
+        if args.has("plaintext") { note += " (PLAINTEXT)" }
+        if found.leftOut > 0 { note += "; left out \(found.leftOut) ThisDeviceOnly items (--include-this-device-only takes them)" }
+        Console.error(note + "\n")
+    }
+
+    static let importVerb = Verb(
+        "import", summary: "Add every item of an export file to the keychain.",
+        synopsis: "--input FILE",
+        discussion: """
+            The whole file is read and checked first: a wrong passphrase (status 51), or a damaged,
+            truncated or foreign file (status 1), imports nothing. Items are added as they were
+            exported (attributes, data, persistent reference) and each is read back and compared. If
+            any item already exists, nothing is imported (status 45). The passphrase comes from
+            SECITEM_EXPORT_PASSPHRASE, a prompt, or standard input.
+            """,
+        options: [
+            OptionSpec("input", short: "i", long: "input", valueName: "file", help: "The export file to read."),
+        ]
+    ) { (session: Session) throws(CommandError) in
+        guard let input = session.arguments.value("input") else { throw CommandError(.usage, "--input FILE is required") }
+        let env = session.effectiveEnvironment
+        let items: [StoredItem]
+        do throws(SecItemError) {
+            items = try ExportArchive.read(from: input) { () throws(SecItemError) in
+                do throws(CommandError) {
+                    return try passphrase(env, confirm: false)
+                } catch {
+                    throw SecItemError(errSecParam, error.message)
+                }
+            }
+        } catch {
+            throw CommandError(error, context: "cannot read \(input)")
+        }
+        let client = try session.client()
+        var progress = Progress("import", total: items.count)
+        do throws(SecItemError) {
+            try KeychainTransfer.copy(items, into: client.backend) { progress.update($0) }
+        } catch {
+            progress.finish()
+            throw CommandError(error, context: "cannot import into the \(client.backend.name) keychain")
+        }
+        progress.finish()
+        Console.error("imported \(items.count) items into the \(client.backend.name) keychain\n")
+    }
+
+    static let migrate = Verb(
+        "migrate", summary: "Copy (or, with --move, move) matching items from one backend to another.",
+        synopsis: "--from BACKEND --to BACKEND [--move] [selection]",
+        discussion: """
+            Items are copied with every attribute, their data and their persistent reference, and each is
+            read back from the target and compared. Only when every item is verified does --move delete
+            them from the source. If any item already exists in the target nothing is copied (status 45);
+            a failure part-way removes what was copied, leaves the source untouched and says how far it got.
+            ThisDeviceOnly items are migrated too (they stay on this device).
+            """,
+        options: [
+            OptionSpec("from", long: "from", valueName: "backend", help: "The source: file, secret-service or memory."),
+            OptionSpec("to", long: "to", valueName: "backend", help: "The target: file, secret-service or memory."),
+            OptionSpec("move", long: "move", .flag, help: "Delete the items from the source once all are verified in the target."),
+        ] + selectionOptions.filter { $0.key != "thisDevice" }
+    ) { (session: Session) throws(CommandError) in
+        let args = session.arguments
+        guard let from = args.value("from"), let to = args.value("to") else {
+            throw CommandError(.usage, "--from and --to are required")
+        }
+        guard from != to else { throw CommandError(.usage, "--from and --to name the same backend") }
+        let env = session.environment
+        var selection = try selection(args, environment: env)
+        selection.includeThisDeviceOnly = true
+        let source = try Session.client(environment: env, backend: from)
+        let target = try Session.client(environment: env, backend: to)
+        let items: [StoredItem]
+        do throws(SecItemError) {
+            items = try KeychainTransfer.items(in: source.backend, selection).items
+        } catch {
+            throw CommandError(error, context: "cannot read the items from the \(from) keychain")
+        }
+        var progress = Progress("migrate", total: items.count)
+        do throws(SecItemError) {
+            try KeychainTransfer.copy(items, into: target.backend) { progress.update($0) }
+        } catch {
+            progress.finish()
+            throw CommandError(error, context: "cannot copy from \(from) to \(to); the \(from) keychain is unchanged")
+        }
+        progress.finish()
+        if args.has("move") {
+            do throws(SecItemError) {
+                try KeychainTransfer.delete(items, from: source.backend)
+            } catch {
+                throw CommandError(error, context: "copied and verified \(items.count) items, but deleting them from \(from) failed")
+            }
+        }
+        Console.error("\(args.has("move") ? "moved" : "copied") \(items.count) items from \(from) to \(to), each verified\n")
+    }
 }

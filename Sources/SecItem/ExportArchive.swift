@@ -1,0 +1,240 @@
+public import SecItemCore
+import Foundation
+import SecItemSQLite
+
+/// The `secitem export` file (format `secitem-export`, version 1; docs/cli.md).
+///
+/// Encrypted (the default), it is a keychain file of the file backend protected
+/// by the export passphrase — the same scrypt + AES-256-GCM, the same tamper
+/// checks (docs/file-format.md) — holding the exported items unchanged plus one
+/// manifest item (access group `org.secitem.export`) that records the format,
+/// version, item count and access groups, so a file missing items is refused.
+/// With `--plaintext` it is a JSON document with the same content in clear.
+public enum ExportArchive {
+    public static let format = "secitem-export"
+    public static let version = 1
+    static let manifestGroup = "org.secitem.export"
+    static let manifestService = "org.secitem.export.manifest"
+
+    struct Manifest: Codable {
+        var format: String
+        var version: Int
+        var count: Int
+        var accessGroups: [String]
+        var created: Date
+    }
+
+    // MARK: Writing
+
+    /// Writes `items` to a new file at `path`, encrypted with `passphrase`, or in
+    /// clear JSON when `passphrase` is `nil`. The file appears only when complete.
+    /// - Throws: `errSecParam` when `path` exists; `errSecIO` when it cannot be written.
+    public static func write(
+        _ items: [StoredItem], to path: String, passphrase: String?, progress: (Int) -> Void = { _ in }
+    ) throws(SecItemError) {
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw SecItemError(errSecParam, "\(path) already exists; remove it or choose another name")
+        }
+        let temporary = path + ".partial-\(UUID().uuidString.prefix(8))"
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
+        }
+        let manifest = Manifest(
+            format: format, version: version, count: items.count,
+            accessGroups: Array(Set(items.map(\.accessGroup))).sorted(), created: Date())
+        if let passphrase {
+            let backend = try SQLiteBackend(
+                configuration: SQLiteBackend.Configuration(path: temporary, keySource: .passphrase(passphrase)))
+            do throws(SecItemError) {
+                for (index, item) in items.enumerated() {
+                    try backend.add(item)
+                    progress(index + 1)
+                }
+                try backend.add(manifestItem(manifest))
+            } catch {
+                backend.close()
+                throw error
+            }
+            backend.close()
+        } else {
+            let document = PlainDocument(manifest: manifest, items: items.map(PlainItem.init))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            guard let data = try? encoder.encode(document),
+                FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600])
+            else {
+                throw SecItemError(errSecIO, "cannot write \(temporary)")
+            }
+            progress(items.count)
+        }
+        guard rename(temporary, path) == 0 else {
+            throw SecItemError(errSecIO, "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func manifestItem(_ manifest: Manifest) throws(SecItemError) -> StoredItem {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(manifest) else { throw SecItemError(errSecIO, "cannot encode the manifest") }
+        let now = Date()
+        return StoredItem(
+            itemClass: .genericPassword, id: UUID(),
+            attributes: [
+                "svce": .string(manifestService), "acct": .string(""), "agrp": .string(manifestGroup),
+                "sync": .number(0), "pdmn": .string("ak"), "cdat": .date(now), "mdat": .date(now),
+            ],
+            data: data)
+    }
+
+    // MARK: Reading
+
+    /// Whether the file at `path` is encrypted (`nil` when it is not an export file).
+    public static func isEncrypted(_ path: String) throws(SecItemError) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw SecItemError(errSecParam, "cannot read \(path)")
+        }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 16)) ?? Data()
+        if head == Data("SQLite format 3\0".utf8) { return true }
+        if head.first.map({ $0 == UInt8(ascii: "{") }) == true { return false }
+        throw SecItemError(errSecDecode, "\(path) is not a secitem export file")
+    }
+
+    /// Reads every item of the export file at `path`; nothing is returned unless
+    /// the whole file is intact and complete.
+    /// - Parameter passphrase: Asked only for an encrypted file.
+    /// - Throws: `errSecAuthFailed` for a wrong passphrase; `errSecDecode` or
+    ///   `errSecInvalidKeychain` for a damaged, truncated or foreign file.
+    public static func read(from path: String, passphrase: () throws(SecItemError) -> String) throws(SecItemError)
+        -> [StoredItem]
+    {
+        if try isEncrypted(path) {
+            return try readEncrypted(path, passphrase: try passphrase())
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw SecItemError(errSecIO, "cannot read \(path)") }
+        let document: PlainDocument
+        do {
+            document = try JSONDecoder().decode(PlainDocument.self, from: data)
+        } catch {
+            throw SecItemError(errSecDecode, "\(path) is not a complete secitem export file (JSON: \(error.localizedDescription))")
+        }
+        try check(document.manifest, path: path)
+        let items = try document.items.map { (item) throws(SecItemError) in try item.stored() }
+        guard items.count == document.manifest.count else {
+            throw SecItemError(errSecDecode, "\(path) holds \(items.count) items but its manifest says \(document.manifest.count)")
+        }
+        return items
+    }
+
+    static func check(_ manifest: Manifest, path: String) throws(SecItemError) {
+        guard manifest.format == format else { throw SecItemError(errSecDecode, "\(path) is not a secitem export file") }
+        guard manifest.version <= version else {
+            throw SecItemError(errSecDecode, "\(path) is export format version \(manifest.version); this secitem reads up to \(version)")
+        }
+    }
+
+    static func readEncrypted(_ path: String, passphrase: String) throws(SecItemError) -> [StoredItem] {
+        // Work on a private copy: opening a keychain file may write beside it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-import-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let copy = directory.appendingPathComponent("export.db").path
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+        } catch {
+            throw SecItemError(errSecIO, "cannot copy \(path) to read it: \(error.localizedDescription)")
+        }
+        let backend = try SQLiteBackend(configuration: SQLiteBackend.Configuration(path: copy, keySource: .passphrase(passphrase)))
+        defer { backend.close() }
+        let damaged = try backend.verify()
+        guard damaged.isEmpty else {
+            throw SecItemError(errSecDecode, "\(path) has \(damaged.count) damaged items; nothing imported")
+        }
+        let manifestItems = try backend.fetch(
+            matching: ItemQuery(
+                itemClass: .genericPassword, attributes: ["svce": .string(manifestService)], accessGroups: [manifestGroup]),
+            limit: nil)
+        guard manifestItems.count == 1, let data = manifestItems[0].data,
+            let manifest = try? JSONDecoder().decode(Manifest.self, from: data)
+        else {
+            throw SecItemError(errSecDecode, "\(path) has no readable manifest: not a complete secitem export file")
+        }
+        try check(manifest, path: path)
+        var items: [StoredItem] = []
+        for itemClass in [ItemClass.genericPassword, .internetPassword, .certificate, .key] {
+            items += try backend.fetch(
+                matching: ItemQuery(itemClass: itemClass, accessGroups: Set(manifest.accessGroups), synchronizable: .any),
+                limit: nil)
+        }
+        items.removeAll { $0.accessGroup == manifestGroup }
+        guard items.count == manifest.count else {
+            throw SecItemError(errSecDecode, "\(path) holds \(items.count) items but its manifest says \(manifest.count)")
+        }
+        return items
+    }
+
+    // MARK: The plaintext form
+
+    struct PlainDocument: Codable {
+        var manifest: Manifest
+        var items: [PlainItem]
+    }
+
+    struct PlainItem: Codable {
+        var itemClass: String
+        var id: UUID
+        var attributes: [String: PlainValue]
+        var data: Data?
+
+        enum CodingKeys: String, CodingKey {
+            case itemClass = "class", id, attributes, data
+        }
+
+        init(_ item: StoredItem) {
+            itemClass = item.itemClass.rawValue
+            id = item.id
+            attributes = item.attributes.mapValues(PlainValue.init)
+            data = item.data
+        }
+
+        func stored() throws(SecItemError) -> StoredItem {
+            guard let cls = ItemClass(rawValue: itemClass) else {
+                throw SecItemError(errSecDecode, "an item has the unknown class '\(itemClass)'")
+            }
+            return StoredItem(itemClass: cls, id: id, attributes: attributes.mapValues(\.value), data: data)
+        }
+    }
+
+    /// One attribute value, its kind explicit: `{"string": …}`, `{"data": base64}`,
+    /// `{"number": n}` or `{"date": seconds since 2001-01-01}`.
+    struct PlainValue: Codable {
+        var value: AttributeValue
+
+        init(_ value: AttributeValue) { self.value = value }
+
+        enum CodingKeys: String, CodingKey { case string, data, number, date }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if let s = try c.decodeIfPresent(String.self, forKey: .string) {
+                value = .string(s)
+            } else if let d = try c.decodeIfPresent(Data.self, forKey: .data) {
+                value = .data(d)
+            } else if let n = try c.decodeIfPresent(Int64.self, forKey: .number) {
+                value = .number(n)
+            } else {
+                value = .date(Date(timeIntervalSinceReferenceDate: try c.decode(Double.self, forKey: .date)))
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            switch value {
+            case .string(let s): try c.encode(s, forKey: .string)
+            case .data(let d): try c.encode(d, forKey: .data)
+            case .number(let n): try c.encode(n, forKey: .number)
+            case .date(let d): try c.encode(d.timeIntervalSinceReferenceDate, forKey: .date)
+            }
+        }
+    }
+}

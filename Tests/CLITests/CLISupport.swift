@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+/// The built `secitem` executable, run as a user would, with a private home.
+struct CLI {
+    /// The directory holding the package's built executables (next to the test bundle).
+    static let executable: URL = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.pathComponents.count > 1
+            && !FileManager.default.fileExists(atPath: url.appendingPathComponent("secitem").path)
+        {
+            url.deleteLastPathComponent()
+        }
+        return url.appendingPathComponent("secitem")
+    }()
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutData: Data
+    }
+
+    /// A fresh temporary directory holding this CLI's data and config.
+    let root: URL
+    /// The environment every run gets (no inherited SECITEM_ variables).
+    var environment: [String: String]
+
+    /// - Parameters:
+    ///   - backend: `SECITEM_BACKEND`, or nil for the automatic choice.
+    ///   - bus: keep the inherited session bus (`DBUS_SESSION_BUS_ADDRESS`, `XDG_RUNTIME_DIR`).
+    init(backend: String? = "file", bus: Bool = true) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SECITEM_") }
+        env["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
+        env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        // A namespace per CLI instance: parallel tests see disjoint stores in the shared collection.
+        env["SECITEM_SECRET_SERVICE_NAMESPACE"] = UUID().uuidString
+        if let backend { env["SECITEM_BACKEND"] = backend }
+        if !bus {
+            env["DBUS_SESSION_BUS_ADDRESS"] = nil
+            env["XDG_RUNTIME_DIR"] = nil
+        }
+        environment = env
+    }
+
+    /// Fails loudly when the test command did not start the Secret Service.
+    static func requireSecretService() throws {
+        guard let address = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
+            Issue.record("DBUS_SESSION_BUS_ADDRESS is not set: run the tests with scripts/test (scripts/with-secret-service)")
+            throw CLIError.noSecretService
+        }
+    }
+
+    enum CLIError: Error { case noSecretService, timeout }
+
+    /// Runs `secitem arguments…` with `stdin` as standard input.
+    @discardableResult
+    func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String?] = [:]) throws -> Result {
+        try run(arguments, stdinData: stdin.map { Data($0.utf8) }, environment: extra)
+    }
+
+    func run(_ arguments: [String], stdinData: Data?, environment extra: [String: String?] = [:]) throws -> Result {
+        let process = try start(arguments, environment: extra)
+        if let stdinData { try process.stdin.fileHandleForWriting.write(contentsOf: stdinData) }
+        try process.stdin.fileHandleForWriting.close()
+        return try process.finish()
+    }
+
+    /// A started process whose stdin is still open.
+    final class Running {
+        let process = Process()
+        let stdin = Pipe()
+        let outURL: URL
+        let errURL: URL
+
+        init(outURL: URL, errURL: URL) {
+            self.outURL = outURL
+            self.errURL = errURL
+        }
+
+        func finish(timeout: TimeInterval = 60) throws -> Result {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning {
+                if Date() > deadline {
+                    kill(process.processIdentifier, SIGKILL)
+                    throw CLIError.timeout
+                }
+                usleep(5_000)
+            }
+            let out = (try? Data(contentsOf: outURL)) ?? Data()
+            let err = (try? Data(contentsOf: errURL)) ?? Data()
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+            return Result(
+                status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                stderr: String(decoding: err, as: UTF8.self), stdoutData: out)
+        }
+    }
+
+    func start(_ arguments: [String], environment extra: [String: String?] = [:]) throws -> Running {
+        let id = UUID().uuidString
+        let running = Running(
+            outURL: root.appendingPathComponent("out-\(id)"), errURL: root.appendingPathComponent("err-\(id)"))
+        _ = FileManager.default.createFile(atPath: running.outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: running.errURL.path, contents: nil)
+        let process = running.process
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        var env = environment
+        for (key, value) in extra { env[key] = value }
+        process.environment = env
+        process.standardInput = running.stdin
+        process.standardOutput = try FileHandle(forWritingTo: running.outURL)
+        process.standardError = try FileHandle(forWritingTo: running.errURL)
+        try process.run()
+        return running
+    }
+
+    /// Writes the config file.
+    func writeConfig(_ text: String) throws {
+        let dir = root.appendingPathComponent("config/secitem")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: dir.appendingPathComponent("config"))
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+}
+
+/// The backends the verbs are tested on.
+enum Store: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case file
+    case secretService = "secret-service"
+
+    var testDescription: String { rawValue }
+
+    func cli() throws -> CLI {
+        if self == .secretService { try CLI.requireSecretService() }
+        return try CLI(backend: rawValue)
+    }
+}
