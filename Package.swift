@@ -108,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: [],
+            dependencies: ["SecItem", "SecItemMemory"],
             path: "Tests/CLITests"
         ),
     ]

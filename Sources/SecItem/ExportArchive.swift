@@ -144,7 +144,23 @@ public enum ExportArchive {
         } catch {
             throw SecItemError(errSecIO, "cannot copy \(path) to read it: \(error.localizedDescription)")
         }
-        let backend = try SQLiteBackend(configuration: SQLiteBackend.Configuration(path: copy, keySource: .passphrase(passphrase)))
+        do throws(SecItemError) {
+            return try readEncryptedCopy(copy, original: path, passphrase: passphrase)
+        } catch where error.status == errSecInvalidKeychain || error.status == errSecIO {
+            // Name the user's file, not the private copy, and call it what it is.
+            throw SecItemError(errSecDecode, "\(path) is damaged or truncated; nothing imported")
+        }
+    }
+
+    private static func readEncryptedCopy(_ copy: String, original path: String, passphrase: String) throws(SecItemError)
+        -> [StoredItem]
+    {
+        let backend: SQLiteBackend
+        do throws(SecItemError) {
+            backend = try SQLiteBackend(configuration: SQLiteBackend.Configuration(path: copy, keySource: .passphrase(passphrase)))
+        } catch where error.status == errSecAuthFailed {
+            throw SecItemError(errSecAuthFailed, "the export passphrase does not unlock \(path); nothing imported")
+        }
         defer { backend.close() }
         let damaged = try backend.verify()
         guard damaged.isEmpty else {
