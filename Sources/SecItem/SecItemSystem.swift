@@ -34,8 +34,10 @@ public enum SecItemSystem {
     /// The process default client, chosen and opened on first use.
     public static func defaultClient() throws(SecItemError) -> SecItemClient {
         if let client = state.withLock({ $0 }) { return client }
-        let chosen = try BackendChoice.resolve(environment: ProcessInfo.processInfo.environment)
-        let client = SecItemClient(backend: chosen.backend, accessGroups: .fromEnvironment())
+        let environment = ProcessInfo.processInfo.environment
+        let chosen = try BackendChoice.resolve(environment: environment)
+        // SECITEM_ACCESS_GROUPS, else `access-groups` in the config file (Settings.swift).
+        let client = SecItemClient(backend: chosen.backend, accessGroups: SecItemSettings.accessGroups(environment: environment))
         // Another thread may have won the race; keep the first so every caller shares one store.
         return state.withLock { current in
             if let current { return current }
