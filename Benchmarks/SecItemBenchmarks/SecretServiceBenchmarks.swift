@@ -28,7 +28,7 @@ enum SecretServiceBenchmarks {
         }
         announce(name)
         do {
-            let (measured, growth) = try run(items: items, samples: options.quick ? 10 : 30)
+            let (measured, growth) = try run(items: items, samples: options.quick ? 10 : 20)
             results += measured
             extra.append(["backend": "secret-service", "op": "add-while-filling", "items": items,
                           "first_50_median_ns": growth.first, "last_50_median_ns": growth.last])
@@ -84,8 +84,6 @@ enum SecretServiceBenchmarks {
 final class RawSecretService {
     private let service: OpaquePointer
     private let namespace: String
-    /// Every item's attributes by account (read once, untimed): stores rewrite them as they are.
-    private var stored: [String: [String: String]] = [:]
     private let template: [String: String]
 
     init(namespace: String) throws {
@@ -93,13 +91,13 @@ final class RawSecretService {
         var error: UnsafeMutablePointer<GError>?
         guard let service = csecitem_service_open(5_000, nil, &error) else { throw Self.error(error, "connecting") }
         self.service = OpaquePointer(service)
-        var all: [String: [String: String]] = [:]
-        try Self.search(OpaquePointer(service), ["secitem-namespace": namespace]) { attributes in
-            if let account = attributes["account"] { all[account] = attributes }
+        // The attribute set of one of the backend's items: new items get the same shape.
+        var first: [String: String]?
+        try Self.search(OpaquePointer(service), ["secitem-namespace": namespace, "account": Workload.account(0)]) {
+            first = $0
         }
-        stored = all
-        guard let any = all.values.first else { throw BenchmarkError("no items in namespace") }
-        template = any
+        guard let first else { throw BenchmarkError("no items in namespace") }
+        template = first
     }
 
     deinit { csecitem_object_unref(UnsafeMutableRawPointer(service)) }
@@ -138,10 +136,18 @@ final class RawSecretService {
         try store(attributes, label: label, data: data)
     }
 
-    /// Rewrites an item's secret: the same attribute set, so the daemon replaces it.
+    /// Finds the item (as the backend's lookup does) and sets its secret: one daemon write.
     func update(account: String, data: [UInt8]) throws -> Int {
-        guard let attributes = stored[account] else { return 0 }
-        try store(attributes, label: attributes["label"] ?? "", data: data)
+        let table = Self.table(lookupAttributes(account))
+        defer { csecitem_hash_unref(table) }
+        var error: UnsafeMutablePointer<GError>?
+        let list = secret_service_search_sync(UnsafeMutablePointer(service), nil, table, SECRET_SEARCH_NONE, nil, &error)
+        if error != nil { throw Self.error(error, "searching") }
+        defer { g_list_free_full(list) { csecitem_object_unref($0) } }
+        guard let item = list?.pointee.data?.assumingMemoryBound(to: SecretItem.self) else { return 0 }
+        let value = csecitem_value_new(data, gsize(data.count))
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        guard secret_item_set_secret_sync(item, value, nil, &error) != 0 else { throw Self.error(error, "setting a secret") }
         return 1
     }
 
