@@ -82,7 +82,8 @@ enum ArgumentParser {
                 let name = argument.dropFirst(2).split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
                 return options.contains { $0.long == name }
             }
-            guard argument.count >= 2, argument.hasPrefix("-"), let c = argument.dropFirst().first else { return false }
+            // Only a bare `-X` counts, so a password such as `-secret` after `-w` stays a value.
+            guard argument.count == 2, argument.hasPrefix("-"), let c = argument.dropFirst().first else { return false }
             return options.contains { $0.short == c }
         }
         func store(_ spec: OptionSpec, _ value: String?) {

@@ -80,6 +80,10 @@ enum PasswordVerbs {
         return out
     }
 
+    static func article(_ noun: String) -> String {
+        "aeiou".contains(noun.first ?? "x") ? "an" : "a"
+    }
+
     static func usageLine(_ flags: [AttributeFlag], extra: String) -> String {
         flags.map { "[-\($0.option.short!) \($0.option.valueName)]" }.joined(separator: " ") + " " + extra
     }
@@ -96,11 +100,11 @@ enum PasswordVerbs {
 
     static func addVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
-            name, summary: "Add a \(noun) item.",
+            name, summary: "Add \(article(noun)) \(noun) item.",
             synopsis: usageLine(flags, extra: "[-w [password]] [-U]"),
             discussion: """
-                The item's password is empty unless -w gives one. With -U an existing item with the same
-                \(itemClass == kSecClassGenericPassword ? "account and service" : "account, server, protocol, port, path, domain and authentication type")
+                The item's password is empty unless -w gives one. With -U an existing item with the same \
+                \(itemClass == kSecClassGenericPassword ? "account and service" : "account, server, protocol, port, path, domain and authentication type") \
                 is updated (its password only when -w is given); without it, adding one that exists fails (status 45).
                 """,
             options: flags.map(\.option) + [
@@ -138,7 +142,7 @@ enum PasswordVerbs {
 
     static func findVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
-            name, summary: "Find a \(noun) item and print its attributes (or its password).",
+            name, summary: "Find \(article(noun)) \(noun) item and print its attributes (or its password).",
             synopsis: usageLine(flags, extra: "[-g] [-w]"),
             discussion: """
                 The first item matching every given attribute is printed. As on macOS, -g writes the
@@ -179,7 +183,7 @@ enum PasswordVerbs {
 
     static func deleteVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
-            name, summary: "Delete a \(noun) item.",
+            name, summary: "Delete \(article(noun)) \(noun) item.",
             synopsis: usageLine(flags, extra: ""),
             discussion: "As on macOS, the first item matching every given attribute is deleted and its attributes printed.",
             options: flags.map(\.option)
