@@ -101,6 +101,9 @@ struct PasswordVerbTests {
         #expect(add.stderr.contains("warning") && add.stderr.contains("process list"))
         #expect(!add.stderr.contains("pw-arg-7Q"))
         #expect(try cli.run(["find-generic-password", "-a", "x", "-s", "y", "-w"]).stdout == "pw-arg-7Q\n")
+        // A password that starts with '-' is still a value, not an option.
+        #expect(try cli.run(["add-generic-password", "-a", "x", "-s", "dash", "-w", "-sdash-pw"]).status == 0)
+        #expect(try cli.run(["find-generic-password", "-a", "x", "-s", "dash", "-w"]).stdout == "-sdash-pw\n")
     }
 
     @Test("a secret read from stdin never appears in /proc/<pid>/cmdline")
