@@ -37,7 +37,30 @@ public final class MemoryBackend: SecItemBackend {
         var order: [UUID] = []
         var nextSeq = 0
         var byPrimaryKey: [PrimaryKey: UUID] = [:]
+        /// Items by the value of an attribute queries often constrain (the same
+        /// ones the file backend indexes), so such queries need not scan.
+        var byAttribute: [AttributeIndexKey: Set<UUID>] = [:]
         var faults: [Fault] = []
+
+        static let indexedAttributes = ["svce", "acct", "srvr", "labl"]
+
+        static func indexKeys(of item: StoredItem) -> [AttributeIndexKey] {
+            indexedAttributes.compactMap { key in
+                item.attributes[key].map { AttributeIndexKey(key: key, value: $0.canonicalBytes(kind: .blob)) }
+            }
+        }
+
+        /// The ids that can match `query` by its indexed constraints, when it has any.
+        func indexedCandidates(_ query: ItemQuery) -> Set<UUID>? {
+            guard !query.caseInsensitive else { return nil }
+            var best: Set<UUID>?
+            for key in Self.indexedAttributes {
+                guard let value = query.attributes[key] else { continue }
+                let ids = byAttribute[AttributeIndexKey(key: key, value: value.canonicalBytes(kind: .blob))] ?? []
+                if best == nil || ids.count < best!.count { best = ids }
+            }
+            return best
+        }
 
         mutating func checkFault(_ operation: Operation) throws(SecItemError) {
             guard let index = faults.firstIndex(where: { $0.operations.contains(operation) }) else { return }
@@ -67,6 +90,11 @@ public final class MemoryBackend: SecItemBackend {
                 found.sort { $0.seq < $1.seq }
                 return found.prefix(limit ?? found.count).map(\.item)
             }
+            if let ids = indexedCandidates(query) {
+                var found = ids.compactMap { items[$0] }.filter { query.matches($0.item) }
+                found.sort { $0.seq < $1.seq }
+                return found.prefix(limit ?? found.count).map(\.item)
+            }
             var out: [StoredItem] = []
             for id in order {
                 if let limit, out.count >= limit { break }
@@ -80,11 +108,22 @@ public final class MemoryBackend: SecItemBackend {
             nextSeq += 1
             order.append(item.id)
             byPrimaryKey[item.primaryKey] = item.id
+            for key in Self.indexKeys(of: item) { byAttribute[key, default: []].insert(item.id) }
+        }
+
+        mutating func replace(_ old: StoredItem, with new: StoredItem) {
+            for key in Self.indexKeys(of: old) { byAttribute[key]?.remove(old.id) }
+            for key in Self.indexKeys(of: new) { byAttribute[key, default: []].insert(new.id) }
+            items[new.id]?.item = new
         }
 
         mutating func remove(_ item: StoredItem) {
             byPrimaryKey[item.primaryKey] = nil
             items[item.id] = nil
+            for key in Self.indexKeys(of: item) {
+                byAttribute[key]?.remove(item.id)
+                if byAttribute[key]?.isEmpty == true { byAttribute[key] = nil }
+            }
             if order.count > 64 && order.count > 2 * items.count {
                 order.removeAll { items[$0] == nil }
             }
@@ -149,9 +188,9 @@ public final class MemoryBackend: SecItemBackend {
             let index = s.byPrimaryKey
             try checkUpdateCollisions(new) { key in index[key] }
             for item in old { s.byPrimaryKey[item.primaryKey] = nil }
-            for item in new {
-                s.byPrimaryKey[item.primaryKey] = item.id
-                s.items[item.id]?.item = item
+            for (before, after) in zip(old, new) {
+                s.byPrimaryKey[after.primaryKey] = after.id
+                s.replace(before, with: after)
             }
             return new.count
         }
@@ -167,4 +206,10 @@ public final class MemoryBackend: SecItemBackend {
             return doomed.count
         }
     }
+}
+
+/// An attribute and its canonical value, the key of the memory backend's secondary index.
+struct AttributeIndexKey: Hashable {
+    var key: String
+    var value: [UInt8]
 }

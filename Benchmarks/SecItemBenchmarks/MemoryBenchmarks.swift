@@ -68,7 +68,7 @@ enum MemoryBenchmarks {
                                         kSecMatchLimit as String: kSecMatchLimitAll]
                 let keys = labels[q[kSecAttrLabel as String] as? String ?? ""] ?? []
                 let result: [[String: Any]] = store.withLock { s in keys.compactMap { s[$0]?.attributes } }
-                return (result as AnyObject as? [[String: Any]])?.count ?? -1
+                return result.count
             }
         )
         return try workload.run(backend: "memory", baselines: baselines)
