@@ -71,6 +71,7 @@ enum MemoryBenchmarks {
                 return result.count
             }
         )
-        return try workload.run(backend: "memory", baselines: baselines)
+        // Subject and baseline alternate in rounds, so machine noise hits both alike.
+        return try interleaved(workload, rounds: 20, backend: "memory", baselines: baselines)
     }
 }

@@ -39,7 +39,7 @@ public struct ReturnFlags: Sendable, Hashable {
     /// `kSecReturnPersistentRef`.
     public var persistentRef = false
 
-    var count: Int { [data, attributes, ref, persistentRef].filter { $0 }.count }
+    var count: Int { (data ? 1 : 0) + (attributes ? 1 : 0) + (ref ? 1 : 0) + (persistentRef ? 1 : 0) }
 }
 
 /// Which call a dictionary belongs to; the rules differ per call (contract §4, §5).
@@ -97,13 +97,14 @@ struct ParsedDictionary {
         // Keys in dictionary order (no sorting on the hot path); on a failure, the
         // keys again in sorted order, so that with several problems the same one is
         // reported every time.
-        let start = parsed
+        let classAndRef = (parsed.itemClass, parsed.persistentRef)
         do {
             for (key, value) in dictionary where key != "class" || role == .changes {
                 try parsed.take(key: key, raw: RawValue(value), role: role, entitlements: entitlements)
             }
         } catch {
-            parsed = start
+            parsed = ParsedDictionary()
+            (parsed.itemClass, parsed.persistentRef) = classAndRef
             for key in dictionary.keys.sorted() where key != "class" || role == .changes {
                 try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role, entitlements: entitlements)
             }

@@ -13,8 +13,18 @@ enum RawValue {
     case other(String)
 
     init(_ value: Any) {
-        // The common cases first, by exact type: this runs for every value of every call.
-        if let s = value as? String {
+        // The common cases first, by exact type (a metadata compare, no failed casts):
+        // this runs for every value of every call.
+        let dynamicType = type(of: value)
+        if dynamicType == String.self {
+            self = .string(value as! String)
+        } else if dynamicType == Bool.self {
+            self = .bool(value as! Bool)
+        } else if dynamicType == Data.self {
+            self = .data(value as! Data)
+        } else if dynamicType == Int.self {
+            self = .integer(Int64(value as! Int))
+        } else if let s = value as? String {
             self = .string(s)
         } else if let d = value as? Data {
             self = .data(d)
