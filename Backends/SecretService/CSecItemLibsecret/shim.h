@@ -218,6 +218,221 @@ static inline const void *csecitem_secret_bytes(GHashTable *secrets, const char 
 
 static inline void csecitem_hash_unref(GHashTable *table) { g_hash_table_unref(table); }
 
+/* ---- Pipelined calls -------------------------------------------------------
+ * Several independent method calls sent at once on the same connection, then
+ * every reply awaited: one round trip of latency instead of one per call. Each
+ * call is bounded by `timeout_ms` and by `cancellable`, like the sync calls.
+ * The daemon handles them in the order sent. */
+
+typedef struct {
+    const gchar *path;
+    const gchar *interface;
+    const gchar *method;
+    GVariant *parameters; /* floating or owned; consumed */
+    const GVariantType *reply_type; /* NULL: any */
+    GVariant *reply;      /* out (g_variant_unref) */
+    GError *error;        /* out (g_error_free) */
+    guint *pending;
+    GMainContext *context;
+} CSecItemCall;
+
+static void csecitem_call_done(GObject *source, GAsyncResult *result, gpointer data) {
+    CSecItemCall *call = (CSecItemCall *)data;
+    call->reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &call->error);
+    (*call->pending)--;
+    g_main_context_wakeup(call->context);
+}
+
+static inline void csecitem_call_all(GDBusConnection *connection, CSecItemCall *calls, guint count, gint timeout_ms,
+                                     GCancellable *cancellable) {
+    if (count == 0) return;
+    GMainContext *context = g_main_context_new();
+    g_main_context_push_thread_default(context);
+    guint pending = count;
+    for (guint i = 0; i < count; i++) {
+        calls[i].reply = NULL;
+        calls[i].error = NULL;
+        calls[i].pending = &pending;
+        calls[i].context = context;
+        g_dbus_connection_call(connection, CSECITEM_BUS_NAME, calls[i].path, calls[i].interface, calls[i].method,
+                               calls[i].parameters, calls[i].reply_type, G_DBUS_CALL_FLAGS_NONE, timeout_ms,
+                               cancellable, csecitem_call_done, &calls[i]);
+    }
+    while (pending > 0) g_main_context_iteration(context, TRUE);
+    g_main_context_pop_thread_default(context);
+    g_main_context_unref(context);
+}
+
+/* Collection.SearchItems and Properties.Get(Locked) of the collection, sent
+ * together: an empty result needs the lock state (a locked collection can hide
+ * its items), and asking at once costs no extra round trip. */
+static inline gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *collection_path,
+                                                    GHashTable *attributes, gint timeout_ms,
+                                                    GCancellable *cancellable, gboolean *locked,
+                                                    GError **lock_error, GError **error) {
+    CSecItemCall calls[2] = {
+        {.path = collection_path, .interface = CSECITEM_COLLECTION_IFACE, .method = "SearchItems",
+         .parameters = g_variant_new_tuple((GVariant *[]){csecitem_attributes_variant(attributes)}, 1),
+         .reply_type = G_VARIANT_TYPE("(ao)")},
+        {.path = collection_path, .interface = CSECITEM_PROPS_IFACE, .method = "Get",
+         .parameters = g_variant_new("(ss)", CSECITEM_COLLECTION_IFACE, "Locked"), .reply_type = G_VARIANT_TYPE("(v)")},
+    };
+    csecitem_call_all(connection, calls, 2, timeout_ms, cancellable);
+    *locked = FALSE;
+    if (calls[1].reply != NULL) {
+        GVariant *inner = NULL;
+        g_variant_get(calls[1].reply, "(v)", &inner);
+        *locked = g_variant_is_of_type(inner, G_VARIANT_TYPE_BOOLEAN) ? g_variant_get_boolean(inner) : FALSE;
+        g_variant_unref(inner);
+        g_variant_unref(calls[1].reply);
+    } else {
+        g_propagate_error(lock_error, calls[1].error);
+    }
+    if (calls[0].reply == NULL) {
+        g_propagate_error(error, calls[0].error);
+        return NULL;
+    }
+    gchar **paths = NULL;
+    g_variant_get(calls[0].reply, "(^ao)", &paths);
+    g_variant_unref(calls[0].reply);
+    return paths;
+}
+
+/* An item's attributes (two parallel NULL-terminated arrays), label and locked
+ * state from its Properties.GetAll dictionary (a{sv}). */
+static inline void csecitem_parse_properties(GVariant *props, gchar ***keys, gchar ***values, gchar **label,
+                                             gboolean *locked) {
+    *locked = FALSE;
+    *label = NULL;
+    GPtrArray *k = g_ptr_array_new();
+    GPtrArray *v = g_ptr_array_new();
+    GVariant *attributes = g_variant_lookup_value(props, "Attributes", G_VARIANT_TYPE("a{ss}"));
+    if (attributes != NULL) {
+        GVariantIter iter;
+        const gchar *ak, *av;
+        g_variant_iter_init(&iter, attributes);
+        while (g_variant_iter_next(&iter, "{&s&s}", &ak, &av)) {
+            g_ptr_array_add(k, g_strdup(ak));
+            g_ptr_array_add(v, g_strdup(av));
+        }
+        g_variant_unref(attributes);
+    }
+    g_ptr_array_add(k, NULL);
+    g_ptr_array_add(v, NULL);
+    *keys = (gchar **)g_ptr_array_free(k, FALSE);
+    *values = (gchar **)g_ptr_array_free(v, FALSE);
+    g_variant_lookup(props, "Label", "s", label);
+    g_variant_lookup(props, "Locked", "b", locked);
+}
+
+/* Properties.GetAll of every item in `paths` (count of them), and, when
+ * `secrets` is not NULL, Service.GetSecrets of all of them in one call, all
+ * sent at once. properties[i] is the a{sv} of paths[i] or NULL with
+ * errors[i] set; *secrets is a table path → SecretValue (secret_value_unref
+ * on removal, which wipes) or NULL with *secrets_error set. */
+static inline void csecitem_read_items(SecretService *service, GDBusConnection *connection,
+                                       const gchar *const *paths, guint count, gint timeout_ms,
+                                       GCancellable *cancellable, GVariant **properties, GError **errors,
+                                       GHashTable **secrets, GError **secrets_error) {
+    guint total = count + (secrets != NULL ? 1 : 0);
+    CSecItemCall *calls = g_new0(CSecItemCall, total);
+    for (guint i = 0; i < count; i++) {
+        calls[i].path = paths[i];
+        calls[i].interface = CSECITEM_PROPS_IFACE;
+        calls[i].method = "GetAll";
+        calls[i].parameters = g_variant_new("(s)", CSECITEM_ITEM_IFACE);
+        calls[i].reply_type = G_VARIANT_TYPE("(a{sv})");
+    }
+    if (secrets != NULL) {
+        calls[count].path = CSECITEM_SERVICE_PATH;
+        calls[count].interface = CSECITEM_SERVICE_IFACE;
+        calls[count].method = "GetSecrets";
+        calls[count].parameters =
+            g_variant_new("(^aoo)", (gchar **)paths, secret_service_get_session_dbus_path(service));
+        calls[count].reply_type = G_VARIANT_TYPE("(a{o(oayays)})");
+    }
+    csecitem_call_all(connection, calls, total, timeout_ms, cancellable);
+    for (guint i = 0; i < count; i++) {
+        if (calls[i].reply != NULL) {
+            properties[i] = g_variant_get_child_value(calls[i].reply, 0);
+            g_variant_unref(calls[i].reply);
+            errors[i] = NULL;
+        } else {
+            properties[i] = NULL;
+            errors[i] = calls[i].error;
+        }
+    }
+    if (secrets != NULL) {
+        *secrets = NULL;
+        if (calls[count].reply != NULL) {
+            GHashTable *table =
+                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)secret_value_unref);
+            GVariant *all = g_variant_get_child_value(calls[count].reply, 0);
+            GVariantIter iter;
+            const gchar *path;
+            GVariant *encoded;
+            g_variant_iter_init(&iter, all);
+            while (g_variant_iter_loop(&iter, "{&o@(oayays)}", &path, &encoded)) {
+                SecretValue *value = secret_service_decode_dbus_secret(service, encoded);
+                if (value != NULL) g_hash_table_replace(table, g_strdup(path), value);
+            }
+            g_variant_unref(all);
+            g_variant_unref(calls[count].reply);
+            *secrets = table;
+        } else {
+            g_propagate_error(secrets_error, calls[count].error);
+        }
+    }
+    g_free(calls);
+}
+
+static inline void csecitem_variant_unref(GVariant *value) { g_variant_unref(value); }
+
+/* An item's changes sent at once: Item.SetSecret (when `set_secret`),
+ * Properties.Set(Attributes) (when `attributes`), Properties.Set(Label) (when
+ * `label`), in that order. errors[0..2] are set for the calls that failed. */
+static inline void csecitem_item_write(SecretService *service, GDBusConnection *connection, const char *item_path,
+                                       gboolean set_secret, const void *bytes, gsize length, GHashTable *attributes,
+                                       const char *label, gint timeout_ms, GCancellable *cancellable,
+                                       GError **errors) {
+    CSecItemCall calls[3];
+    guint slot[3];
+    guint count = 0;
+    memset(calls, 0, sizeof calls);
+    errors[0] = errors[1] = errors[2] = NULL;
+    if (set_secret) {
+        SecretValue *value = csecitem_value_new(bytes, length);
+        GVariant *encoded = secret_service_encode_dbus_secret(service, value);
+        secret_value_unref(value);
+        if (encoded == NULL) {
+            g_set_error_literal(&errors[0], G_IO_ERROR, G_IO_ERROR_FAILED, "could not encode the secret for the session");
+            return;
+        }
+        g_variant_ref_sink(encoded);
+        calls[count] = (CSecItemCall){.path = item_path, .interface = CSECITEM_ITEM_IFACE, .method = "SetSecret",
+                                      .parameters = g_variant_new_tuple(&encoded, 1)};
+        g_variant_unref(encoded);
+        slot[count++] = 0;
+    }
+    if (attributes != NULL) {
+        calls[count] = (CSecItemCall){
+            .path = item_path, .interface = CSECITEM_PROPS_IFACE, .method = "Set",
+            .parameters = g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, "Attributes", csecitem_attributes_variant(attributes))};
+        slot[count++] = 1;
+    }
+    if (label != NULL) {
+        calls[count] = (CSecItemCall){
+            .path = item_path, .interface = CSECITEM_PROPS_IFACE, .method = "Set",
+            .parameters = g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, "Label", g_variant_new_string(label))};
+        slot[count++] = 2;
+    }
+    csecitem_call_all(connection, calls, count, timeout_ms, cancellable);
+    for (guint i = 0; i < count; i++) {
+        if (calls[i].reply != NULL) g_variant_unref(calls[i].reply);
+        errors[slot[i]] = calls[i].error;
+    }
+}
+
 /* ---- Errors --------------------------------------------------------------- */
 
 static inline GQuark csecitem_io_error_quark(void) { return G_IO_ERROR; }

@@ -191,6 +191,26 @@ final class Session {
         return result
     }
 
+    /// Runs GLib calls that report several GErrors (pipelined calls) with a
+    /// cancellable that a timer cancels after `timeout`; `take` turns each
+    /// GError into a ``SecItemError`` (and frees it).
+    static func boundedMany<T>(
+        _ timeout: Duration,
+        _ body: (UnsafeMutablePointer<GCancellable>) -> T
+    ) -> (result: T, take: (UnsafeMutablePointer<GError>?, String) -> SecItemError?) {
+        let deadline = Deadline()
+        let timer = DispatchWorkItem { [deadline] in deadline.fire() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: timer)
+        let result = body(deadline.cancellable)
+        timer.cancel()
+        let timedOut = deadline.fired.load(ordering: .sequentiallyConsistent)
+        return (result, { error, what in
+            guard let error else { return nil }
+            defer { g_error_free(error) }
+            return mapError(error, what: what, timeout: timeout, timedOut: timedOut, phase: .call)
+        })
+    }
+
     func call<T>(
         _ what: String,
         _ body: (UnsafeMutablePointer<GCancellable>, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T
@@ -209,6 +229,109 @@ final class Session {
             csecitem_search(connection, collectionPath, table, ms, c, e)
         }
         return Self.strings(consuming: paths)
+    }
+
+    /// Collection.SearchItems and the collection's `Locked` property, asked at
+    /// once (one round trip): the lock state explains an empty result.
+    /// `locked` is only worth reading when `paths` is empty.
+    func searchCheckingLock(
+        _ attributes: [String: String]
+    ) throws(SecItemError) -> (paths: [String], locked: Result<Bool, SecItemError>) {
+        let table = Self.hashTable(attributes)
+        defer { csecitem_hash_unref(table) }
+        let ms = timeoutMilliseconds
+        var locked: gboolean = 0
+        var lockError: UnsafeMutablePointer<GError>? = nil
+        var searchError: UnsafeMutablePointer<GError>? = nil
+        let (paths, take) = Self.boundedMany(timeout) { c in
+            csecitem_search_checking_lock(connection, collectionPath, table, ms, c, &locked, &lockError, &searchError)
+        }
+        let lockFailure = take(lockError, "reading whether the collection is locked")
+        if let failure = take(searchError, "searching the collection") {
+            _ = Self.strings(consuming: paths)
+            throw failure
+        }
+        let found = Self.strings(consuming: paths)
+        if let lockFailure {
+            if lockFailure.status == errSecInvalidItemRef {
+                return (found, .failure(SecItemError(errSecNoSuchKeychain, "the collection \(collectionPath) no longer exists")))
+            }
+            return (found, .failure(lockFailure))
+        }
+        return (found, .success(locked != 0))
+    }
+
+    typealias ItemProperties = (attributes: [String: String], label: String, locked: Bool)
+
+    /// Every item's properties (`nil`: vanished), and when `withSecrets` their
+    /// secrets too (`nil` when that call failed), in one round trip: one
+    /// `GetAll` per item and one `GetSecrets` for all, sent at once.
+    func read(
+        _ paths: [String], withSecrets: Bool
+    ) -> (properties: [Result<ItemProperties?, SecItemError>], secrets: [String: Data]?) {
+        guard !paths.isEmpty else { return ([], withSecrets ? [:] : nil) }
+        let ms = timeoutMilliseconds
+        var variants = [OpaquePointer?](repeating: nil, count: paths.count)
+        var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: paths.count)
+        var table: OpaquePointer? = nil
+        var secretsError: UnsafeMutablePointer<GError>? = nil
+        let copies = paths.map { strdup($0) }
+        defer { for p in copies { free(p) } }
+        var array: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) }
+        array.append(nil)
+        let (_, take) = Self.boundedMany(timeout) { c in
+            array.withUnsafeBufferPointer { pathsBuffer in
+                variants.withUnsafeMutableBufferPointer { v in
+                    errors.withUnsafeMutableBufferPointer { e in
+                        if withSecrets {
+                            csecitem_read_items(
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, c, v.baseAddress,
+                                e.baseAddress, &table, &secretsError)
+                        } else {
+                            csecitem_read_items(
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, c, v.baseAddress,
+                                e.baseAddress, nil, nil)
+                        }
+                    }
+                }
+            }
+        }
+        var properties: [Result<ItemProperties?, SecItemError>] = []
+        properties.reserveCapacity(paths.count)
+        for i in paths.indices {
+            if let failure = take(errors[i], "reading an item's attributes") {
+                properties.append(failure.status == errSecInvalidItemRef ? .success(nil) : .failure(failure))
+                continue
+            }
+            guard let props = variants[i] else {
+                properties.append(.success(nil))
+                continue
+            }
+            var keys: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+            var values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+            var label: UnsafeMutablePointer<gchar>? = nil
+            var locked: gboolean = 0
+            csecitem_parse_properties(props, &keys, &values, &label, &locked)
+            csecitem_variant_unref(props)
+            let k = Self.strings(consuming: keys)
+            let v = Self.strings(consuming: values)
+            var attributes: [String: String] = [:]
+            for (key, value) in zip(k, v) { attributes[key] = value }
+            let text = label.map { String(cString: $0) } ?? ""
+            g_free(label)
+            properties.append(.success((attributes, text, locked != 0)))
+        }
+        _ = take(secretsError, "reading secrets")
+        guard withSecrets, let table else { return (properties, nil) }
+        defer { csecitem_hash_unref(table) }  // unrefs each SecretValue, which wipes it
+        var out: [String: Data] = [:]
+        for path in paths {
+            var length: gsize = 0
+            if let bytes = csecitem_secret_bytes(table, path, &length) {
+                out[path] = Data(bytes: bytes, count: Int(length))
+            }
+        }
+        return (properties, out)
     }
 
     /// An item's attributes, label and locked state; `nil` when it vanished.
@@ -306,6 +429,39 @@ final class Session {
         } catch where error.status == errSecInvalidItemRef {
             return false
         }
+    }
+
+    /// Changes an item's secret (when `secret` is set), attributes and label
+    /// (when not `nil`) with the calls sent at once (one round trip). Throws the
+    /// first failure, in that order; the others may have been applied.
+    func write(
+        _ path: String, secret: Data??, attributes: [String: String]?, label: String?
+    ) throws(SecItemError) {
+        let table = attributes.map { Self.hashTable($0) }
+        defer { if let table { csecitem_hash_unref(table) } }
+        let ms = timeoutMilliseconds
+        let bytes: Data = (secret ?? nil) ?? Data()
+        var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: 3)
+        let (_, take) = bytes.withUnsafeBytes { raw in
+            errors.withUnsafeMutableBufferPointer { e in
+                Self.boundedMany(timeout) { c in
+                    if let label {
+                        csecitem_item_write(
+                            service, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
+                            label, ms, c, e.baseAddress)
+                    } else {
+                        csecitem_item_write(
+                            service, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
+                            nil, ms, c, e.baseAddress)
+                    }
+                }
+            }
+        }
+        let failures = [
+            take(errors[0], "changing an item's secret"), take(errors[1], "changing an item's attributes"),
+            take(errors[2], "changing an item's label"),
+        ]
+        if let first = failures.compactMap({ $0 }).first { throw first }
     }
 
     func setAttributes(_ path: String, _ attributes: [String: String]) throws(SecItemError) {

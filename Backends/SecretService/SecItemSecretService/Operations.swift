@@ -9,36 +9,54 @@ struct Operations {
 
     // MARK: Finding
 
+    /// Secrets are read along with the attributes (same round trip) when at most
+    /// this many items are found; beyond that only the survivors' are read.
+    static let prefetchLimit = 16
+
     /// The items matching `query`, oldest first (creation date, then UUID).
     func find(_ query: ItemQuery, limit: Int?, loadSecrets: Bool) throws(SecItemError) -> [FoundItem] {
         if let limit, limit <= 0 { return [] }
         let search = ItemCodec.searchAttributes(for: query, namespace: namespace)
-        var found = try candidates(search, allowsInteraction: query.allowsInteraction).filter { query.matches($0.item) }
+        let (all, prefetched) = try candidates(
+            search, allowsInteraction: query.allowsInteraction, prefetchSecrets: loadSecrets)
+        var found = all.filter { query.matches($0.item) }
         found.sort(by: Self.older)
         if let limit, found.count > limit { found.removeLast(found.count - limit) }
-        if loadSecrets { try fillSecrets(&found) }
+        if loadSecrets { try fillSecrets(&found, prefetched: prefetched ?? [:]) }
         return found
     }
 
-    /// Our items (this namespace, our schema) having at least `search`, without secrets.
-    private func candidates(_ search: [String: String], allowsInteraction: Bool) throws(SecItemError) -> [FoundItem] {
-        var paths = try session.search(search)
+    /// Our items (this namespace, our schema) having at least `search`, without
+    /// secrets; with `prefetchSecrets`, the secrets of up to ``prefetchLimit``
+    /// items found, read in the same round trip as their attributes (`nil` when
+    /// not read or that read failed: the caller then reads what it needs).
+    ///
+    /// Round trips: SearchItems with the collection's lock state (one), then
+    /// every item's properties with the secrets (one).
+    private func candidates(
+        _ search: [String: String], allowsInteraction: Bool, prefetchSecrets: Bool = false
+    ) throws(SecItemError) -> (items: [FoundItem], secrets: [String: Data]?) {
+        let first = try session.searchCheckingLock(search)
+        var paths = first.paths
         if paths.isEmpty {
             // A locked collection can hide its items: say it is locked rather than "not found".
-            guard try session.collectionLocked() else { return [] }
+            guard try first.locked.get() else { return ([], nil) }
             try unlockOrThrow(allowsInteraction)
             paths = try session.search(search)
         }
+        let read = session.read(paths, withSecrets: prefetchSecrets && paths.count <= Self.prefetchLimit)
         var out: [FoundItem] = []
         var unlocked = false
-        for path in paths {
-            guard var properties = try session.properties(path) else { continue }  // deleted meanwhile
+        var secrets = read.secrets
+        for (path, result) in zip(paths, read.properties) {
+            guard var properties = try result.get() else { continue }  // deleted meanwhile
             if properties.locked {
                 guard !unlocked else {
                     throw SecItemError(errSecInteractionNotAllowed, "a Secret Service item stays locked after unlocking")
                 }
                 try unlockOrThrow(allowsInteraction, paths: [path])
                 unlocked = true
+                secrets?[path] = nil  // read again once unlocked
                 guard let again = try session.properties(path) else { continue }
                 properties = again
             }
@@ -47,7 +65,7 @@ struct Operations {
             else { continue }
             out.append(FoundItem(path: path, attributes: properties.attributes, label: properties.label, item: item))
         }
-        return out
+        return (out, secrets)
     }
 
     private func unlockOrThrow(_ allowsInteraction: Bool, paths: [String]? = nil) throws(SecItemError) {
@@ -60,10 +78,11 @@ struct Operations {
         try session.unlock(paths ?? [session.collectionPath])
     }
 
-    private func fillSecrets(_ found: inout [FoundItem]) throws(SecItemError) {
+    private func fillSecrets(_ found: inout [FoundItem], prefetched: [String: Data]) throws(SecItemError) {
         let wanted = found.filter { ItemCodec.hasData($0.attributes) }.map(\.path)
         guard !wanted.isEmpty else { return }
-        let secrets = try session.secrets(wanted)
+        let missing = wanted.filter { prefetched[$0] == nil }
+        let secrets = missing.isEmpty ? prefetched : prefetched.merging(try session.secrets(missing)) { a, _ in a }
         for i in found.indices where ItemCodec.hasData(found[i].attributes) {
             guard let data = secrets[found[i].path] else {
                 throw SecItemError(errSecInteractionNotAllowed, "the Secret Service did not return an item's secret (locked?)")
@@ -74,7 +93,7 @@ struct Operations {
 
     /// Our items holding primary key `key`, oldest first.
     private func holders(of key: PrimaryKey) throws(SecItemError) -> [FoundItem] {
-        try candidates(ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false)
+        try candidates(ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false).items
             .filter { $0.item.primaryKey == key }
             .sorted(by: Self.older)
     }
@@ -159,24 +178,21 @@ struct Operations {
         return new.count
     }
 
+    /// The changed parts of an item (secret, attributes, label), sent at once.
     private func write(_ found: FoundItem, to item: StoredItem) throws(SecItemError) {
-        if item.data != found.item.data {
-            try session.setSecret(found.path, item.data)
-        }
         let attributes = ItemCodec.attributes(of: item, namespace: namespace)
-        if attributes != found.attributes {
-            try session.setAttributes(found.path, attributes)
-        }
         let label = ItemCodec.label(of: item)
-        if label != found.label {
-            try session.setLabel(found.path, label)
-        }
+        let newSecret = item.data != found.item.data
+        let newAttributes = attributes != found.attributes
+        let newLabel = label != found.label
+        guard newSecret || newAttributes || newLabel else { return }
+        try session.write(
+            found.path, secret: newSecret ? .some(item.data) : .none, attributes: newAttributes ? attributes : nil,
+            label: newLabel ? label : nil)
     }
 
     private func restore(_ found: FoundItem) throws(SecItemError) {
-        try session.setSecret(found.path, found.item.data)
-        try session.setAttributes(found.path, found.attributes)
-        try session.setLabel(found.path, found.label)
+        try session.write(found.path, secret: .some(found.item.data), attributes: found.attributes, label: found.label)
     }
 
     // MARK: Delete
