@@ -10,6 +10,10 @@ import SecItemCore
 final class Database {
     private(set) var handle: OpaquePointer?
     private var statements: [String: Statement] = [:]
+    /// BEGIN, BEGIN IMMEDIATE and COMMIT, held directly: every call runs two of them.
+    private var begin: Statement?
+    private var beginImmediate: Statement?
+    private var commit: Statement?
     let path: String
 
     /// Opens an existing file (never creates one: creation is atomic, see ``KeychainFile``).
@@ -38,6 +42,9 @@ final class Database {
     /// Finalizes every statement and closes the handle (idempotent).
     func close() {
         statements.removeAll()
+        begin = nil
+        beginImmediate = nil
+        commit = nil
         if let handle {
             sqlite3_close_v2(handle)
             self.handle = nil
@@ -69,10 +76,21 @@ final class Database {
     /// Rolls back on any error and rethrows it (GRDB's `inTransaction`).
     func transaction<R>(write: Bool, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         // Prepared once and cached: sqlite3_exec would compile BEGIN and COMMIT on every call.
-        try statement(write ? "BEGIN IMMEDIATE" : "BEGIN").run(during: write ? "beginning a write" : "beginning a read")
+        let start: Statement
+        if write {
+            if let beginImmediate { start = beginImmediate } else { start = try statement("BEGIN IMMEDIATE") }
+            beginImmediate = start
+        } else {
+            if let begin { start = begin } else { start = try statement("BEGIN") }
+            begin = start
+        }
+        try start.run(during: write ? "beginning a write" : "beginning a read")
         do {
             let result = try body()
-            try statement("COMMIT").run(during: "committing")
+            let end: Statement
+            if let commit { end = commit } else { end = try statement("COMMIT") }
+            commit = end
+            try end.run(during: "committing")
             return result
         } catch {
             if let handle, sqlite3_get_autocommit(handle) == 0 {
@@ -180,6 +198,16 @@ final class Statement {
         let count = Int(sqlite3_column_bytes(stmt, column))
         guard let pointer, count > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// The column's bytes in place, `nil` for NULL. Valid until the statement
+    /// steps, resets or is read as another type.
+    func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
+        if sqlite3_column_type(stmt, column) == SQLITE_NULL { return nil }
+        let pointer = sqlite3_column_blob(stmt, column)
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        guard let pointer, count > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: pointer, count: count)
     }
 
     func text(_ column: Int32) -> String? {

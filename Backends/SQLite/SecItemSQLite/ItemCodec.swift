@@ -52,12 +52,12 @@ enum ItemCodec {
         attributes.reserveCapacity(Int(min(count, 64)))
         for _ in 0..<count {
             guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)),
-                let key = String(validating: keyBytes, as: UTF8.self), let tag = reader.u8(), let length = reader.u32(),
+                let key = string(keyBytes), let tag = reader.u8(), let length = reader.u32(),
                 let value = reader.take(Int(length))
             else { return nil }
             switch tag {
             case 0x73:
-                guard let s = String(validating: value, as: UTF8.self) else { return nil }
+                guard let s = string(value) else { return nil }
                 attributes[key] = .string(s)
             case 0x62:
                 attributes[key] = .data(Data(value))
@@ -81,6 +81,15 @@ enum ItemCodec {
         }
         guard reader.atEnd else { return nil }
         return (attributes, data)
+    }
+
+    /// The UTF-8 in `bytes`, or `nil` when it is not valid UTF-8. ASCII (every
+    /// attribute name, most values) skips the standard library's generic validator.
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var high: UInt8 = 0
+        for b in bytes { high |= b }
+        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     static func appendU32(_ out: inout [UInt8], _ v: UInt32) {
@@ -148,42 +157,93 @@ struct RowCodec {
     static let formatVersion: UInt8 = 1
     let keys: ItemKeys
 
+    /// Buffers reused by every row this codec reads (under the backend's mutex only).
+    let scratch = Scratch()
+
+    final class Scratch {
+        var message: [UInt8] = []
+        var aad: [UInt8] = []
+        /// Plaintext of the row being read; zeroed after every use.
+        var plain: [UInt8] = []
+        /// The last access-group HMAC asked for (a process reads one group's items).
+        var lastGroup: (itemClass: ItemClass, group: String, mac: [UInt8])?
+        var syncMACs: [ItemClass: [UInt8]] = [:]
+        var noSyncMACs: [ItemClass: [UInt8]] = [:]
+
+        init() {
+            message.reserveCapacity(256)
+            aad.reserveCapacity(128)
+        }
+
+        deinit { wipe(&plain) }
+    }
+
     /// HMAC(class ‖ 0 ‖ name ‖ 0 ‖ value): domain-separated per class and attribute.
     func mac(_ itemClass: String, _ name: String, _ value: [UInt8]) throws(SecItemError) -> [UInt8] {
-        var message = Array("v1\u{0}".utf8)
-        message += Array(itemClass.utf8)
-        message.append(0)
-        message += Array(name.utf8)
-        message.append(0)
-        message += value
-        return try Crypto.hmac(keys.macKey, message)
+        var out = [UInt8](repeating: 0, count: 32)
+        try out.withUnsafeMutableBufferPointer { (o: inout UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) in
+            try mac(itemClass, name, into: o.baseAddress!) { $0.append(contentsOf: value) }
+        }
+        return out
+    }
+
+    /// The same HMAC into the 32 bytes at `out`, the value appended by `value`
+    /// to the message buffer (no intermediate arrays).
+    @inline(__always)
+    func mac(
+        _ itemClass: String, _ name: String, into out: UnsafeMutablePointer<UInt8>, _ value: (inout [UInt8]) -> Void
+    ) throws(SecItemError) {
+        let scratch = self.scratch
+        scratch.message.removeAll(keepingCapacity: true)
+        scratch.message.append(0x76)  // "v1" 0
+        scratch.message.append(0x31)
+        scratch.message.append(0)
+        scratch.message.append(contentsOf: itemClass.utf8)
+        scratch.message.append(0)
+        scratch.message.append(contentsOf: name.utf8)
+        scratch.message.append(0)
+        value(&scratch.message)
+        let key = keys.macKey
+        try scratch.message.withUnsafeBufferPointer { (m: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
+            try Crypto.hmac(key, m, into: out)
+        }
     }
 
     func primaryKeyMAC(_ key: PrimaryKey) throws(SecItemError) -> [UInt8] {
-        try mac("", "primary-key", Array(key.bytes))
+        try mac("", "primary-key", key.bytes)
     }
 
     func attributeMAC(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(SecItemError) -> [UInt8] {
-        try mac(itemClass.rawValue, name, value.canonicalBytes(kind: Schema.kind(of: name)))
+        let kind = Schema.kind(of: name)
+        var out = [UInt8](repeating: 0, count: 32)
+        try out.withUnsafeMutableBufferPointer { (o: inout UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) in
+            try mac(itemClass.rawValue, name, into: o.baseAddress!) { value.appendCanonicalBytes(kind: kind, to: &$0) }
+        }
+        return out
     }
 
     /// Memoised per data key: every lookup and every row check needs it, and an
     /// app has a handful of access groups.
     func accessGroupMAC(_ itemClass: ItemClass, _ group: String) throws(SecItemError) -> [UInt8] {
+        if let last = scratch.lastGroup, last.itemClass == itemClass, last.group == group { return last.mac }
         let key = itemClass.rawValue + "\u{0}" + group
-        if let known = keys.memo[key] { return known }
-        let value = try mac(itemClass.rawValue, "agrp", Array(group.utf8))
-        if keys.memo.count >= 256 { keys.memo.removeAll() }
-        keys.memo[key] = value
+        let value: [UInt8]
+        if let known = keys.memo[key] {
+            value = known
+        } else {
+            value = try mac(itemClass.rawValue, "agrp", Array(group.utf8))
+            if keys.memo.count >= 256 { keys.memo.removeAll() }
+            keys.memo[key] = value
+        }
+        scratch.lastGroup = (itemClass, group, value)
         return value
     }
 
     /// Memoised per data key (two values per class).
     func syncMAC(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
-        let key = itemClass.rawValue + (synchronizable ? "\u{1}sync" : "\u{1}nosync")
-        if let known = keys.memo[key] { return known }
+        if let known = synchronizable ? scratch.syncMACs[itemClass] : scratch.noSyncMACs[itemClass] { return known }
         let value = try mac(itemClass.rawValue, "sync", [synchronizable ? 1 : 0])
-        keys.memo[key] = value
+        if synchronizable { scratch.syncMACs[itemClass] = value } else { scratch.noSyncMACs[itemClass] = value }
         return value
     }
 
@@ -228,39 +288,87 @@ struct RowCodec {
             sealed: sealed)
     }
 
-    /// Opens and checks a row: the box must authenticate against the row's UUID,
-    /// class and primary-key HMAC, and every HMAC column must be what the contents give.
-    /// - Returns: The item, or the reason the row is damaged.
-    func decode(_ row: EncodedRow) throws(SecItemError) -> Result<StoredItem, RowDamage> {
-        guard row.uuid.count == 16 else { return .failure(.init("its UUID column is not 16 bytes")) }
-        guard let itemClass = ItemClass(rawValue: row.itemClass) else {
-            return .failure(.init("its class column is not a known class"))
-        }
-        let aad = Self.associatedData(uuid: row.uuid, itemClass: row.itemClass, primaryKeyMAC: row.primaryKeyMAC)
-        let opened = try Crypto.open(keys.encKey, row.sealed, aad: aad) { p in ItemCodec.decode(p) }
-        guard let opened else {
-            return .failure(.init("its ciphertext does not authenticate (edited, or moved from another row)"))
-        }
-        guard let (attributes, data) = opened else {
-            return .failure(.init("its contents do not decode"))
-        }
-        let u = row.uuid
-        let id = UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
-                             u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]))
-        let item = StoredItem(itemClass: itemClass, id: id, attributes: attributes, data: data)
-        guard try primaryKeyMAC(item.primaryKey) == row.primaryKeyMAC else {
-            return .failure(.init("its primary-key HMAC does not match its contents"))
-        }
-        let expected = try indexMACs(of: item)
-        for (i, column) in IndexedColumns.columns.enumerated() where expected[i] != row.indexMACs[i] {
-            return .failure(.init("its \(column) column does not match its contents"))
-        }
-        return .success(item)
+    /// What reading a row gives.
+    enum Decoded {
+        case item(StoredItem)
+        /// The row is damaged: why.
+        case damaged(String)
     }
-}
 
-/// Why a row cannot be returned.
-struct RowDamage: Error {
-    let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// Opens and checks the current row of `stmt` (columns in the order of
+    /// `Connection.selectColumns`), reading the columns in place: the box must
+    /// authenticate against the row's UUID, class and primary-key HMAC, and every
+    /// HMAC column must be what the contents give.
+    /// - Returns: The item, or the reason the row is damaged.
+    func decode(_ stmt: Statement) throws(SecItemError) -> Decoded {
+        guard let uuid = stmt.blob(1), uuid.count == 16 else { return .damaged("its UUID column is not 16 bytes") }
+        guard let classText = stmt.text(2), let itemClass = ItemClass(rawValue: classText) else {
+            return .damaged("its class column is not a known class")
+        }
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        let pk = stmt.blob(3) ?? empty
+        let sealed = stmt.blob(Int32(4 + IndexedColumns.columns.count)) ?? empty
+        let scratch = self.scratch
+        // The associated data: format version, UUID, class and primary-key HMAC.
+        scratch.aad.removeAll(keepingCapacity: true)
+        scratch.aad.append(contentsOf: Self.associatedDataPrefix)
+        scratch.aad.append(Self.formatVersion)
+        scratch.aad.append(contentsOf: uuid)
+        scratch.aad.append(UInt8(truncatingIfNeeded: classText.utf8.count))
+        scratch.aad.append(contentsOf: classText.utf8)
+        scratch.aad.append(contentsOf: pk)
+        let key = keys.encKey
+        let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
+            try Crypto.open(key, sealed, aad: a, into: &scratch.plain)
+        }
+        guard let length else {
+            return .damaged("its ciphertext does not authenticate (edited, or moved from another row)")
+        }
+        let opened = scratch.plain.withUnsafeBufferPointer { p in
+            ItemCodec.decode(UnsafeBufferPointer(rebasing: p[0..<length]))
+        }
+        Crypto.cleanse(&scratch.plain, count: length)
+        guard let (attributes, data) = opened else { return .damaged("its contents do not decode") }
+        let item = StoredItem(
+            itemClass: itemClass, id: UUID(uuid: uuid.loadUnaligned(as: uuid_t.self)), attributes: attributes, data: data)
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) {
+            (digest: UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) -> Decoded in
+            let d = digest.baseAddress!
+            let primaryKey = item.primaryKey.bytes
+            try mac("", "primary-key", into: d) { $0.append(contentsOf: primaryKey) }
+            guard Self.same(d, pk) else { return .damaged("its primary-key HMAC does not match its contents") }
+            for (i, name) in IndexedColumns.attributes.enumerated() {
+                let column = stmt.blob(Int32(4 + i))
+                if let value = attributes[name] {
+                    let kind = Schema.kind(of: name)
+                    try mac(itemClass.rawValue, name, into: d) { value.appendCanonicalBytes(kind: kind, to: &$0) }
+                    if let column, Self.same(d, column) { continue }
+                } else if column == nil {
+                    continue
+                }
+                return .damaged("its \(IndexedColumns.columns[i]) column does not match its contents")
+            }
+            let n = IndexedColumns.attributes.count
+            guard Self.same(try accessGroupMAC(itemClass, item.accessGroup), stmt.blob(Int32(4 + n))) else {
+                return .damaged("its \(IndexedColumns.columns[n]) column does not match its contents")
+            }
+            guard Self.same(try syncMAC(itemClass, item.isSynchronizable), stmt.blob(Int32(5 + n))) else {
+                return .damaged("its \(IndexedColumns.columns[n + 1]) column does not match its contents")
+            }
+            return .item(item)
+        }
+    }
+
+    static let associatedDataPrefix = Array("secitem-file".utf8)
+
+    /// Whether the 32-byte HMAC at `mac` equals a column's bytes.
+    private static func same(_ mac: UnsafeMutablePointer<UInt8>, _ column: UnsafeRawBufferPointer) -> Bool {
+        guard column.count == 32, let base = column.baseAddress else { return false }
+        return memcmp(mac, base, 32) == 0
+    }
+
+    private static func same(_ mac: [UInt8], _ column: UnsafeRawBufferPointer?) -> Bool {
+        guard let column, column.count == mac.count else { return false }
+        return mac.withUnsafeBytes { m in memcmp(m.baseAddress!, column.baseAddress!, m.count) == 0 }
+    }
 }

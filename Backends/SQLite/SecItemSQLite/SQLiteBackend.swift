@@ -302,8 +302,13 @@ final class Connection {
         pending = nil
     }
 
+    /// The key-epoch read every transaction starts with, prepared once.
+    private var epochStatement: Statement?
+
     private func refreshKeysIfNeeded() throws(SecItemError) {
-        let stmt = try db.statement("SELECT value FROM meta WHERE key = 'epoch'")
+        let stmt: Statement
+        if let epochStatement { stmt = epochStatement } else { stmt = try db.statement("SELECT value FROM meta WHERE key = 'epoch'") }
+        epochStatement = stmt
         defer { stmt.reset() }
         guard try stmt.step(during: "reading the key epoch") else {
             throw SecItemError(errSecInvalidKeychain, "\(db.path) lost its metadata")
@@ -364,28 +369,55 @@ final class Connection {
     /// `errSecDecode` (the item asked for may be the damaged one).
     func matches(_ query: ItemQuery, limit: Int?) throws(SecItemError) -> [Match] {
         if let limit, limit <= 0 { return [] }
-        guard let plan = try plan(query) else { return [] }
-        let stmt = try db.statement("SELECT \(Self.selectColumns) FROM items\(plan.whereClause) ORDER BY seq")
-        defer { stmt.reset() }
-        for (i, bind) in plan.binds.enumerated() {
-            switch bind {
-            case .bytes(let b): stmt.bind(Int32(i + 1), b)
-            case .text(let t): stmt.bind(Int32(i + 1), t)
-            }
-        }
         var out: [Match] = []
         var damaged = 0
-        while try stmt.step(during: "searching items") {
-            let (seq, row) = Self.row(stmt)
-            switch try codec.decode(row) {
-            case .success(let item):
-                if query.matches(item) { out.append(Match(seq: seq, item: item, primaryKeyMAC: row.primaryKeyMAC)) }
-            case .failure:
-                damaged += 1
+        if !query.accessGroups.isEmpty, let candidates = query.primaryKeyCandidates, candidates.count <= 64 {
+            // The query pins the whole primary key: at most one row per candidate,
+            // found by the unique `pk` column. Class, group, sync state and key
+            // attributes are then equal by construction (the row's pk column is
+            // checked against its contents), so only the rest is compared.
+            let stmt = try byPrimaryKey()
+            defer { stmt.reset() }
+            for candidate in candidates {
+                let mac = try codec.primaryKeyMAC(candidate)
+                stmt.bind(1, mac)
+                while try stmt.step(during: "searching items") {
+                    switch try codec.decode(stmt) {
+                    case .item(let item):
+                        if query.matchesBeyondPrimaryKey(item) {
+                            out.append(Match(seq: stmt.int64(0), item: item, primaryKeyMAC: mac))
+                        }
+                    case .damaged:
+                        damaged += 1
+                    }
+                }
+                stmt.reset()
             }
-            if let limit, out.count >= limit { break }
+            if out.count > 1 { out.sort { $0.seq < $1.seq } }
+            if let limit, out.count > limit { out.removeLast(out.count - limit) }
+        } else {
+            guard let plan = try plan(query) else { return [] }
+            let stmt = try db.statement("SELECT \(Self.selectColumns) FROM items\(plan.whereClause) ORDER BY seq")
+            defer { stmt.reset() }
+            for (i, bind) in plan.binds.enumerated() {
+                switch bind {
+                case .bytes(let b): stmt.bind(Int32(i + 1), b)
+                case .text(let t): stmt.bind(Int32(i + 1), t)
+                }
+            }
+            while try stmt.step(during: "searching items") {
+                switch try codec.decode(stmt) {
+                case .item(let item):
+                    if query.matches(item) {
+                        out.append(Match(seq: stmt.int64(0), item: item, primaryKeyMAC: stmt.bytes(3) ?? []))
+                    }
+                case .damaged:
+                    damaged += 1
+                }
+                if let limit, out.count >= limit { break }
+            }
+            stmt.reset()
         }
-        stmt.reset()
         if out.isEmpty && damaged == 0 {
             damaged = try damagedCandidates(query)
         }
@@ -397,6 +429,19 @@ final class Connection {
         return out
     }
 
+    /// The damage probes of ``damagedCandidates(_:)``, by the mask of attributes they test.
+    private var probeStatements = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
+
+    /// `SELECT … WHERE pk = ?`, prepared once per connection.
+    private var selectByPrimaryKey: Statement?
+
+    private func byPrimaryKey() throws(SecItemError) -> Statement {
+        if let selectByPrimaryKey { return selectByPrimaryKey }
+        let stmt = try db.statement("SELECT \(Self.selectColumns) FROM items WHERE pk = ?")
+        selectByPrimaryKey = stmt
+        return stmt
+    }
+
     /// After a miss: the rows whose attribute HMAC columns alone match the query
     /// but that fail to open. Finds the row a lookup was after when its
     /// primary-key, class, access-group or sync column was altered (so the main
@@ -405,21 +450,30 @@ final class Connection {
         guard let itemClass = query.itemClass, !query.caseInsensitive, query.persistentReferenceID == nil else {
             return 0
         }
-        var conditions: [String] = []
-        var binds: [[UInt8]] = []
+        // One statement per set of attributes present, prepared once (a bit mask picks it).
+        var shape = 0
+        for (i, name) in IndexedColumns.attributes.enumerated() where query.attributes[name] != nil { shape |= 1 << i }
+        guard shape != 0 else { return 0 }
+        let stmt: Statement
+        if let known = probeStatements[shape] {
+            stmt = known
+        } else {
+            let conditions = IndexedColumns.attributes.enumerated().filter { shape & (1 << $0.offset) != 0 }
+                .map { "h_\($0.element) = ?" }
+            stmt = try db.statement(
+                "SELECT \(Self.selectColumns) FROM items WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq")
+            probeStatements[shape] = stmt
+        }
+        defer { stmt.reset() }
+        var index: Int32 = 1
         for name in IndexedColumns.attributes {
             guard let value = query.attributes[name] else { continue }
-            conditions.append("h_\(name) = ?")
-            binds.append(try codec.attributeMAC(itemClass, name, value))
+            stmt.bind(index, try codec.attributeMAC(itemClass, name, value))
+            index += 1
         }
-        guard !conditions.isEmpty else { return 0 }
-        let stmt = try db.statement(
-            "SELECT \(Self.selectColumns) FROM items WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq")
-        defer { stmt.reset() }
-        for (i, b) in binds.enumerated() { stmt.bind(Int32(i + 1), b) }
         var damaged = 0
         while try stmt.step(during: "searching items") {
-            if case .failure = try codec.decode(Self.row(stmt).1) { damaged += 1 }
+            if case .damaged = try codec.decode(stmt) { damaged += 1 }
         }
         return damaged
     }
@@ -431,28 +485,20 @@ final class Connection {
         var items: [Match] = []
         var damaged: [SQLiteBackend.DamagedRow] = []
         while try stmt.step(during: "reading every item") {
-            let (seq, row) = Self.row(stmt)
-            switch try codec.decode(row) {
-            case .success(let item):
-                items.append(Match(seq: seq, item: item, primaryKeyMAC: row.primaryKeyMAC))
-            case .failure(let damage):
-                let u = row.uuid
+            let seq = stmt.int64(0)
+            switch try codec.decode(stmt) {
+            case .item(let item):
+                items.append(Match(seq: seq, item: item, primaryKeyMAC: stmt.bytes(3) ?? []))
+            case .damaged(let reason):
+                let u = stmt.bytes(1) ?? []
                 let id =
                     u.count == 16
                     ? UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
                                   u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15])) : nil
-                damaged.append(.init(row: seq, id: id, itemClass: row.itemClass, reason: damage.reason))
+                damaged.append(.init(row: seq, id: id, itemClass: stmt.text(2) ?? "", reason: reason))
             }
         }
         return (items, damaged)
-    }
-
-    private static func row(_ stmt: Statement) -> (Int64, EncodedRow) {
-        let macs = IndexedColumns.columns.indices.map { stmt.bytes(Int32(4 + $0)) }
-        let row = EncodedRow(
-            uuid: stmt.bytes(1) ?? [], itemClass: stmt.text(2) ?? "", primaryKeyMAC: stmt.bytes(3) ?? [],
-            indexMACs: macs, sealed: stmt.bytes(Int32(4 + macs.count)) ?? [])
-        return (stmt.int64(0), row)
     }
 
     enum Bind {
