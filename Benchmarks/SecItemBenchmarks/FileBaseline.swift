@@ -2,6 +2,7 @@ import CSecItemCrypto
 import CSecItemSQLite3
 import Glibc
 import Foundation
+@_spi(Bulk) import SecItemSQLite
 
 /// The file format's work done directly on sqlite3 and libcrypto, without any
 /// SecItem layer: the physical limit of the file backend's design.
@@ -44,22 +45,8 @@ final class RawFileKeychain {
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=FULL")
         try exec("PRAGMA application_id=1397048649")
-        try exec("""
-            CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID;
-            CREATE TABLE items(
-                seq INTEGER PRIMARY KEY,
-                uuid BLOB NOT NULL UNIQUE,
-                class TEXT NOT NULL,
-                pk BLOB NOT NULL UNIQUE,
-                h_svce BLOB, h_acct BLOB, h_srvr BLOB, h_labl BLOB,
-                h_agrp BLOB NOT NULL, h_sync BLOB NOT NULL,
-                ct BLOB NOT NULL);
-            CREATE INDEX items_svce ON items(h_svce);
-            CREATE INDEX items_acct ON items(h_acct);
-            CREATE INDEX items_srvr ON items(h_srvr);
-            CREATE INDEX items_labl ON items(h_labl);
-            INSERT INTO meta VALUES ('epoch', 1);
-            """)
+        try exec(SQLiteBackend.schemaSQL)
+        try exec("INSERT INTO meta VALUES ('epoch', 1)")
         var keys = [UInt8](repeating: 0, count: 64)
         guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
         macKey = Array(keys[0..<32])

@@ -198,6 +198,11 @@ public final class SQLiteBackend: SecItemBackend {
         }
     }
 
+    /// The SQL that creates a version-1 keychain's tables, for the benchmark's
+    /// C baseline, which must use the very same schema (docs/file-format.md).
+    @_spi(Bulk)
+    public static var schemaSQL: String { KeychainHeader.schema }
+
     /// Runs `body` with every write it makes on this backend joined into one
     /// `BEGIN IMMEDIATE` transaction, committed (one fsync) when `body` returns and
     /// rolled back when it throws. For filling large keychains quickly (the
