@@ -263,11 +263,12 @@ static inline void csecitem_call_all(GDBusConnection *connection, CSecItemCall *
     g_main_context_unref(context);
 }
 
-/* Collection.SearchItems and Properties.Get(Locked) of the collection, sent
- * together: an empty result needs the lock state (a locked collection can hide
- * its items), and asking at once costs no extra round trip. */
+/* Collection.SearchItems and, when `check_lock`, Properties.Get(Locked) of the
+ * collection, sent together: an empty result needs the lock state (a locked
+ * collection can hide its items), and asking at once costs no extra round trip
+ * (but daemon time, which a hit does not need). */
 static inline gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *collection_path,
-                                                    GHashTable *attributes, gint timeout_ms,
+                                                    GHashTable *attributes, gboolean check_lock, gint timeout_ms,
                                                     GCancellable *cancellable, gboolean *locked,
                                                     GError **lock_error, GError **error) {
     CSecItemCall calls[2] = {
@@ -277,9 +278,12 @@ static inline gchar **csecitem_search_checking_lock(GDBusConnection *connection,
         {.path = collection_path, .interface = CSECITEM_PROPS_IFACE, .method = "Get",
          .parameters = g_variant_new("(ss)", CSECITEM_COLLECTION_IFACE, "Locked"), .reply_type = G_VARIANT_TYPE("(v)")},
     };
-    csecitem_call_all(connection, calls, 2, timeout_ms, cancellable);
+    if (!check_lock) g_variant_unref(g_variant_ref_sink(calls[1].parameters));
+    csecitem_call_all(connection, calls, check_lock ? 2 : 1, timeout_ms, cancellable);
     *locked = FALSE;
-    if (calls[1].reply != NULL) {
+    if (!check_lock) {
+        /* not asked */
+    } else if (calls[1].reply != NULL) {
         GVariant *inner = NULL;
         g_variant_get(calls[1].reply, "(v)", &inner);
         *locked = g_variant_is_of_type(inner, G_VARIANT_TYPE_BOOLEAN) ? g_variant_get_boolean(inner) : FALSE;

@@ -191,24 +191,32 @@ final class Session {
         return result
     }
 
-    /// Runs GLib calls that report several GErrors (pipelined calls) with a
-    /// cancellable that a timer cancels after `timeout`; `take` turns each
-    /// GError into a ``SecItemError`` (and frees it).
-    static func boundedMany<T>(
-        _ timeout: Duration,
-        _ body: (UnsafeMutablePointer<GCancellable>) -> T
+    /// Runs direct GDBus calls (pipelined ones, reporting several GErrors) that
+    /// carry `timeout` themselves (`timeout_ms` on every call: GDBus fails the
+    /// call with G_IO_ERROR_TIMED_OUT, reported like the timer's cancellation),
+    /// so they need no timer. `take` turns each GError into a ``SecItemError``
+    /// (and frees it).
+    func direct<T>(
+        _ body: (_ timeoutMilliseconds: Int32) -> T
     ) -> (result: T, take: (UnsafeMutablePointer<GError>?, String) -> SecItemError?) {
-        let deadline = Deadline()
-        let timer = DispatchWorkItem { [deadline] in deadline.fire() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: timer)
-        let result = body(deadline.cancellable)
-        timer.cancel()
-        let timedOut = deadline.fired.load(ordering: .sequentiallyConsistent)
+        let result = body(timeoutMilliseconds)
+        let timeout = self.timeout
         return (result, { error, what in
             guard let error else { return nil }
             defer { g_error_free(error) }
-            return mapError(error, what: what, timeout: timeout, timedOut: timedOut, phase: .call)
+            return Session.mapError(error, what: what, timeout: timeout, timedOut: false, phase: .call)
         })
+    }
+
+    /// One direct GDBus call that carries the timeout itself (see ``direct(_:)``).
+    func directCall<T>(
+        _ what: String,
+        _ body: (_ timeoutMilliseconds: Int32, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> T
+    ) throws(SecItemError) -> T {
+        var error: UnsafeMutablePointer<GError>? = nil
+        let (result, take) = direct { ms in body(ms, &error) }
+        if let failure = take(error, what) { throw failure }
+        return result
     }
 
     func call<T>(
@@ -224,27 +232,32 @@ final class Session {
     func search(_ attributes: [String: String]) throws(SecItemError) -> [String] {
         let table = Self.hashTable(attributes)
         defer { csecitem_hash_unref(table) }
-        let ms = timeoutMilliseconds
-        let paths = try call("searching the collection") { c, e in
-            csecitem_search(connection, collectionPath, table, ms, c, e)
+        let paths = try directCall("searching the collection") { ms, e in
+            csecitem_search(connection, collectionPath, table, ms, nil, e)
         }
         return Self.strings(consuming: paths)
     }
 
-    /// Collection.SearchItems and the collection's `Locked` property, asked at
-    /// once (one round trip): the lock state explains an empty result.
-    /// `locked` is only worth reading when `paths` is empty.
+    /// Whether the last search of this session came back empty: then the next
+    /// search asks for the collection's lock state along with it (misses tend to
+    /// follow misses), else only when it comes back empty (a hit does not need it).
+    var lastSearchWasEmpty = false
+
+    /// Collection.SearchItems, and the collection's `Locked` property: asked at
+    /// once (one round trip) after an empty search, else only when this one is
+    /// empty. `locked` is only meaningful when `paths` is empty.
     func searchCheckingLock(
         _ attributes: [String: String]
-    ) throws(SecItemError) -> (paths: [String], locked: Result<Bool, SecItemError>) {
+    ) throws(SecItemError) -> (paths: [String], locked: Bool) {
         let table = Self.hashTable(attributes)
         defer { csecitem_hash_unref(table) }
-        let ms = timeoutMilliseconds
+        let speculate = lastSearchWasEmpty
         var locked: gboolean = 0
         var lockError: UnsafeMutablePointer<GError>? = nil
         var searchError: UnsafeMutablePointer<GError>? = nil
-        let (paths, take) = Self.boundedMany(timeout) { c in
-            csecitem_search_checking_lock(connection, collectionPath, table, ms, c, &locked, &lockError, &searchError)
+        let (paths, take) = direct { ms in
+            csecitem_search_checking_lock(
+                connection, collectionPath, table, speculate ? 1 : 0, ms, nil, &locked, &lockError, &searchError)
         }
         let lockFailure = take(lockError, "reading whether the collection is locked")
         if let failure = take(searchError, "searching the collection") {
@@ -252,13 +265,16 @@ final class Session {
             throw failure
         }
         let found = Self.strings(consuming: paths)
+        lastSearchWasEmpty = found.isEmpty
+        guard found.isEmpty else { return (found, false) }
+        guard speculate else { return (found, try collectionLocked()) }
         if let lockFailure {
             if lockFailure.status == errSecInvalidItemRef {
-                return (found, .failure(SecItemError(errSecNoSuchKeychain, "the collection \(collectionPath) no longer exists")))
+                throw SecItemError(errSecNoSuchKeychain, "the collection \(collectionPath) no longer exists")
             }
-            return (found, .failure(lockFailure))
+            throw lockFailure
         }
-        return (found, .success(locked != 0))
+        return (found, locked != 0)
     }
 
     typealias ItemProperties = (attributes: [String: String], label: String, locked: Bool)
@@ -270,7 +286,6 @@ final class Session {
         _ paths: [String], withSecrets: Bool
     ) -> (properties: [Result<ItemProperties?, SecItemError>], secrets: [String: Data]?) {
         guard !paths.isEmpty else { return ([], withSecrets ? [:] : nil) }
-        let ms = timeoutMilliseconds
         var variants = [OpaquePointer?](repeating: nil, count: paths.count)
         var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: paths.count)
         var table: OpaquePointer? = nil
@@ -279,18 +294,18 @@ final class Session {
         defer { for p in copies { free(p) } }
         var array: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) }
         array.append(nil)
-        let (_, take) = Self.boundedMany(timeout) { c in
+        let (_, take) = direct { ms in
             array.withUnsafeBufferPointer { pathsBuffer in
                 variants.withUnsafeMutableBufferPointer { v in
                     errors.withUnsafeMutableBufferPointer { e in
                         if withSecrets {
                             csecitem_read_items(
-                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, c, v.baseAddress,
-                                e.baseAddress, &table, &secretsError)
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, nil,
+                                v.baseAddress, e.baseAddress, &table, &secretsError)
                         } else {
                             csecitem_read_items(
-                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, c, v.baseAddress,
-                                e.baseAddress, nil, nil)
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, nil,
+                                v.baseAddress, e.baseAddress, nil, nil)
                         }
                     }
                 }
@@ -340,10 +355,9 @@ final class Session {
         var values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         var label: UnsafeMutablePointer<gchar>? = nil
         var locked: gboolean = 0
-        let ms = timeoutMilliseconds
         do throws(SecItemError) {
-            _ = try call("reading an item's attributes") { c, e in
-                csecitem_item_properties(connection, path, ms, c, &keys, &values, &label, &locked, e)
+            _ = try directCall("reading an item's attributes") { ms, e in
+                csecitem_item_properties(connection, path, ms, nil, &keys, &values, &label, &locked, e)
             }
         } catch where error.status == errSecInvalidItemRef {
             return nil
@@ -360,10 +374,9 @@ final class Session {
     /// Whether the collection is locked.
     func collectionLocked() throws(SecItemError) -> Bool {
         var locked: gboolean = 0
-        let ms = timeoutMilliseconds
         do throws(SecItemError) {
-            _ = try call("reading whether the collection is locked") { c, e in
-                csecitem_get_locked(connection, collectionPath, CSECITEM_COLLECTION_IFACE, ms, c, &locked, e)
+            _ = try directCall("reading whether the collection is locked") { ms, e in
+                csecitem_get_locked(connection, collectionPath, CSECITEM_COLLECTION_IFACE, ms, nil, &locked, e)
             }
         } catch where error.status == errSecInvalidItemRef {
             throw SecItemError(errSecNoSuchKeychain, "the collection \(collectionPath) no longer exists")
@@ -439,20 +452,19 @@ final class Session {
     ) throws(SecItemError) {
         let table = attributes.map { Self.hashTable($0) }
         defer { if let table { csecitem_hash_unref(table) } }
-        let ms = timeoutMilliseconds
         let bytes: Data = (secret ?? nil) ?? Data()
         var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: 3)
         let (_, take) = bytes.withUnsafeBytes { raw in
             errors.withUnsafeMutableBufferPointer { e in
-                Self.boundedMany(timeout) { c in
+                direct { ms in
                     if let label {
                         csecitem_item_write(
                             service, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
-                            label, ms, c, e.baseAddress)
+                            label, ms, nil, e.baseAddress)
                     } else {
                         csecitem_item_write(
                             service, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
-                            nil, ms, c, e.baseAddress)
+                            nil, ms, nil, e.baseAddress)
                     }
                 }
             }

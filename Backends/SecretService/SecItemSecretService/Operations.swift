@@ -31,8 +31,9 @@ struct Operations {
     /// items found, read in the same round trip as their attributes (`nil` when
     /// not read or that read failed: the caller then reads what it needs).
     ///
-    /// Round trips: SearchItems with the collection's lock state (one), then
-    /// every item's properties with the secrets (one).
+    /// Round trips: SearchItems (one; the collection's lock state is asked with
+    /// it after an empty search, else after it when it is empty), then every
+    /// item's properties with the secrets (one).
     private func candidates(
         _ search: [String: String], allowsInteraction: Bool, prefetchSecrets: Bool = false
     ) throws(SecItemError) -> (items: [FoundItem], secrets: [String: Data]?) {
@@ -40,7 +41,7 @@ struct Operations {
         var paths = first.paths
         if paths.isEmpty {
             // A locked collection can hide its items: say it is locked rather than "not found".
-            guard try first.locked.get() else { return ([], nil) }
+            guard first.locked else { return ([], nil) }
             try unlockOrThrow(allowsInteraction)
             paths = try session.search(search)
         }
