@@ -43,6 +43,25 @@ struct AppleSurfaceTests {
         #expect(dict[kSecAttrPort as String] as? Int == 22)
     }
 
+    @Test("[String: AnyObject] dictionaries (older KeychainWrapper style) work with `as AnyObject`")
+    func anyObjectDictionaries() throws {
+        var q = [String: AnyObject]()
+        q[kSecClass as String] = kSecClassGenericPassword as AnyObject
+        q[kSecAttrService as String] = "svc" as AnyObject
+        q[kSecAttrAccount as String] = "acct" as AnyObject
+        q[kSecValueData as String] = Data("pw".utf8) as AnyObject
+        q[kSecAttrPort as String] = 0 as AnyObject
+        #expect(client.add(q as CFDictionary, nil) == errSecNoSuchAttr, "port is not a genp attribute")
+        q[kSecAttrPort as String] = nil
+        #expect(client.add(q as CFDictionary, nil) == errSecSuccess)
+        q[kSecValueData as String] = nil
+        q[kSecReturnData as String] = kCFBooleanTrue as AnyObject
+        q[kSecMatchLimit as String] = kSecMatchLimitOne as AnyObject
+        var result: AnyObject?
+        #expect(client.copyMatching(q as CFDictionary, &result) == errSecSuccess)
+        #expect(result as? Data == Data("pw".utf8))
+    }
+
     @Test("constants have Apple's string values", arguments: [
         (kSecClass, "class"), (kSecClassGenericPassword, "genp"), (kSecClassInternetPassword, "inet"), (kSecClassKey, "keys"),
         (kSecAttrAccessGroup, "agrp"), (kSecAttrSynchronizableAny, "syna"), (kSecValuePersistentRef, "v_PersistentRef"),
