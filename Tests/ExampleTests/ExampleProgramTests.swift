@@ -13,9 +13,10 @@ enum ExamplePrograms {
     }
 
     /// Runs `name` with extra environment; returns exit status and standard output.
-    static func run(_ name: String, environment: [String: String]) throws -> (Int32, String) {
+    static func run(_ name: String, environment: [String: String], arguments: [String] = []) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent(name)
+        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env
@@ -73,5 +74,29 @@ struct ExamplesOnFileBackendTests {
         #expect(output.contains(success))
         let db = dir.appendingPathComponent("data/secitem/keychain.db").path
         #expect(FileManager.default.fileExists(atPath: db), "the automatic choice created the keychain file")
+    }
+}
+
+@Suite("Benchmark harness")
+struct BenchmarkHarnessTests {
+    @Test("the benchmark runs, warns loudly in a debug build, and writes the documented JSON")
+    func quickMemoryRun() throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: json) }
+        let (status, output) = try ExamplePrograms.run(
+            "SecItemBenchmarks", environment: [:],
+            arguments: ["--quick", "--filter", "memory/1000", "--op", "lookup", "--json", json.path])
+        #expect(status == 0, "output:\n\(output)")
+        #expect(output.contains("WARNING: a debug build"), "the banner says the numbers are meaningless")
+        #expect(output.contains("lookup-hit") && output.contains("dictionary+lock"))
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any]
+        let results = try #require(object?["results"] as? [[String: Any]])
+        #expect(object?["machine"] != nil && object?["date"] != nil)
+        let hit = try #require(results.first { $0["op"] as? String == "lookup-hit" })
+        for key in ["backend", "op", "items", "median_ns", "p99_ns", "baseline", "baseline_median_ns", "ratio"] {
+            #expect(hit[key] != nil, "result has \(key)")
+        }
+        #expect(hit["items"] as? Int == 1000)
+        #expect((hit["median_ns"] as? Int ?? 0) > 0)
     }
 }
