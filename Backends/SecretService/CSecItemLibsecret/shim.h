@@ -87,17 +87,10 @@ static inline gchar **csecitem_search(GDBusConnection *connection, const char *c
     return paths;
 }
 
-/* Properties.GetAll on an item: its attributes (as two parallel NULL-terminated
- * arrays), label and locked state. */
-static inline gboolean csecitem_item_properties(GDBusConnection *connection, const char *item_path, gint timeout_ms,
-                                                GCancellable *cancellable, gchar ***keys, gchar ***values,
-                                                gchar **label, gboolean *locked, GError **error) {
-    GVariant *reply = g_dbus_connection_call_sync(
-        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "GetAll",
-        g_variant_new("(s)", CSECITEM_ITEM_IFACE), G_VARIANT_TYPE("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, timeout_ms,
-        cancellable, error);
-    if (reply == NULL) return FALSE;
-    GVariant *props = g_variant_get_child_value(reply, 0);
+/* An item's attributes (two parallel NULL-terminated arrays), label and locked
+ * state from its Properties.GetAll dictionary (a{sv}). */
+static inline void csecitem_parse_properties(GVariant *props, gchar ***keys, gchar ***values, gchar **label,
+                                             gboolean *locked) {
     *locked = FALSE;
     *label = NULL;
     GPtrArray *k = g_ptr_array_new();
@@ -119,6 +112,20 @@ static inline gboolean csecitem_item_properties(GDBusConnection *connection, con
     *values = (gchar **)g_ptr_array_free(v, FALSE);
     g_variant_lookup(props, "Label", "s", label);
     g_variant_lookup(props, "Locked", "b", locked);
+}
+
+/* Properties.GetAll on an item: its attributes (as two parallel NULL-terminated
+ * arrays), label and locked state. */
+static inline gboolean csecitem_item_properties(GDBusConnection *connection, const char *item_path, gint timeout_ms,
+                                                GCancellable *cancellable, gchar ***keys, gchar ***values,
+                                                gchar **label, gboolean *locked, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "GetAll",
+        g_variant_new("(s)", CSECITEM_ITEM_IFACE), G_VARIANT_TYPE("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, timeout_ms,
+        cancellable, error);
+    if (reply == NULL) return FALSE;
+    GVariant *props = g_variant_get_child_value(reply, 0);
+    csecitem_parse_properties(props, keys, values, label, locked);
     g_variant_unref(props);
     g_variant_unref(reply);
     return TRUE;
@@ -302,32 +309,6 @@ static inline gchar **csecitem_search_checking_lock(GDBusConnection *connection,
     return paths;
 }
 
-/* An item's attributes (two parallel NULL-terminated arrays), label and locked
- * state from its Properties.GetAll dictionary (a{sv}). */
-static inline void csecitem_parse_properties(GVariant *props, gchar ***keys, gchar ***values, gchar **label,
-                                             gboolean *locked) {
-    *locked = FALSE;
-    *label = NULL;
-    GPtrArray *k = g_ptr_array_new();
-    GPtrArray *v = g_ptr_array_new();
-    GVariant *attributes = g_variant_lookup_value(props, "Attributes", G_VARIANT_TYPE("a{ss}"));
-    if (attributes != NULL) {
-        GVariantIter iter;
-        const gchar *ak, *av;
-        g_variant_iter_init(&iter, attributes);
-        while (g_variant_iter_next(&iter, "{&s&s}", &ak, &av)) {
-            g_ptr_array_add(k, g_strdup(ak));
-            g_ptr_array_add(v, g_strdup(av));
-        }
-        g_variant_unref(attributes);
-    }
-    g_ptr_array_add(k, NULL);
-    g_ptr_array_add(v, NULL);
-    *keys = (gchar **)g_ptr_array_free(k, FALSE);
-    *values = (gchar **)g_ptr_array_free(v, FALSE);
-    g_variant_lookup(props, "Label", "s", label);
-    g_variant_lookup(props, "Locked", "b", locked);
-}
 
 /* Properties.GetAll of every item in `paths` (count of them), and, when
  * `secrets` is not NULL, Service.GetSecrets of all of them in one call, all

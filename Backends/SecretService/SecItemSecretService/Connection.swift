@@ -328,13 +328,7 @@ final class Session {
             var locked: gboolean = 0
             csecitem_parse_properties(props, &keys, &values, &label, &locked)
             csecitem_variant_unref(props)
-            let k = Self.strings(consuming: keys)
-            let v = Self.strings(consuming: values)
-            var attributes: [String: String] = [:]
-            for (key, value) in zip(k, v) { attributes[key] = value }
-            let text = label.map { String(cString: $0) } ?? ""
-            g_free(label)
-            properties.append(.success((attributes, text, locked != 0)))
+            properties.append(.success(Self.properties(consuming: keys, values, label, locked)))
         }
         _ = take(secretsError, "reading secrets")
         guard withSecrets, let table else { return (properties, nil) }
@@ -362,10 +356,17 @@ final class Session {
         } catch where error.status == errSecInvalidItemRef {
             return nil
         }
-        let k = Self.strings(consuming: keys)
-        let v = Self.strings(consuming: values)
+        return Self.properties(consuming: keys, values, label, locked)
+    }
+
+    /// Takes ownership of what `csecitem_parse_properties` returned and frees it.
+    private static func properties(
+        consuming keys: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?,
+        _ values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?, _ label: UnsafeMutablePointer<gchar>?,
+        _ locked: gboolean
+    ) -> (attributes: [String: String], label: String, locked: Bool) {
         var attributes: [String: String] = [:]
-        for (key, value) in zip(k, v) { attributes[key] = value }
+        for (key, value) in zip(strings(consuming: keys), strings(consuming: values)) { attributes[key] = value }
         let text = label.map { String(cString: $0) } ?? ""
         g_free(label)
         return (attributes, text, locked != 0)
