@@ -71,7 +71,10 @@ public struct PrimaryKey: Sendable, Hashable {
 
     /// Byte equality.
     public static func == (lhs: PrimaryKey, rhs: PrimaryKey) -> Bool {
-        lhs.bytes == rhs.bytes
+        guard lhs.bytes.count == rhs.bytes.count else { return false }
+        return lhs.bytes.withUnsafeBytes { l in
+            rhs.bytes.withUnsafeBytes { r in l.count == 0 || memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0 }
+        }
     }
 
     /// Hashes the bytes in one call.
