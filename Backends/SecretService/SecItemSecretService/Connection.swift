@@ -332,15 +332,7 @@ final class Session {
         }
         _ = take(secretsError, "reading secrets")
         guard withSecrets, let table else { return (properties, nil) }
-        defer { csecitem_hash_unref(table) }  // unrefs each SecretValue, which wipes it
-        var out: [String: Data] = [:]
-        for path in paths {
-            var length: gsize = 0
-            if let bytes = csecitem_secret_bytes(table, path, &length) {
-                out[path] = Data(bytes: bytes, count: Int(length))
-            }
-        }
-        return (properties, out)
+        return (properties, Self.secretBytes(consuming: table, paths))
     }
 
     /// An item's attributes, label and locked state; `nil` when it vanished.
@@ -399,15 +391,10 @@ final class Session {
     }
 
     /// The secrets of `paths`, by path (items without a secret are absent).
-    func secrets(_ paths: [String]) throws(SecItemError) -> [String: Data] {
-        guard !paths.isEmpty else { return [:] }
-        let table = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> OpaquePointer? in
-            try call("reading secrets") { c, e in
-                secret_service_get_secrets_for_dbus_paths_sync(service, array, c, e)
-            }
-        }
-        guard let table else { return [:] }
-        defer { csecitem_hash_unref(table) }  // unrefs each SecretValue, which wipes it
+    /// The secret bytes of `paths` from a libsecret path → SecretValue table; frees the
+    /// table, which unrefs (and so wipes) each SecretValue.
+    private static func secretBytes(consuming table: OpaquePointer, _ paths: [String]) -> [String: Data] {
+        defer { csecitem_hash_unref(table) }
         var out: [String: Data] = [:]
         for path in paths {
             var length: gsize = 0
@@ -416,6 +403,17 @@ final class Session {
             }
         }
         return out
+    }
+
+    func secrets(_ paths: [String]) throws(SecItemError) -> [String: Data] {
+        guard !paths.isEmpty else { return [:] }
+        let table = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> OpaquePointer? in
+            try call("reading secrets") { c, e in
+                secret_service_get_secrets_for_dbus_paths_sync(service, array, c, e)
+            }
+        }
+        guard let table else { return [:] }
+        return Self.secretBytes(consuming: table, paths)
     }
 
     /// Service.CreateItem: a new item, returning its path.
