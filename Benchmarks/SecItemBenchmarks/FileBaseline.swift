@@ -16,7 +16,7 @@ import Foundation
 /// out is exactly the SecItem layers: dictionary parsing, `StoredItem`, the
 /// query planner, result shaping. Statements are prepared once; buffers are
 /// reused; no Foundation type is touched on the hot path.
-final class RawFileKeychain {
+final class RawFileKeychain: RawStore {
     private var db: OpaquePointer?
     private let macKey: [UInt8]
     private let encKey: [UInt8]
@@ -520,4 +520,12 @@ func randomBytes(_ count: Int) throws -> [UInt8] {
 /// Zeroes key material before it is dropped.
 func wipeBytes(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) }
+}
+
+extension RawFileKeychain {
+    func add(account: String, label: String, data: [UInt8]) throws {
+        try add(account: account, label: label, data: data, joiningOpenTransaction: false)
+    }
+
+    func count(label: String) throws -> Int { try query(label: label).count }
 }

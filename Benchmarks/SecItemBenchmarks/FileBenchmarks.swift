@@ -77,22 +77,7 @@ enum FileBenchmarks {
         guard (try client.copyMatchingItems(Workload.lookupQuery(last)) as? Data) == Workload.data(items - 1),
             try raw.lookup(account: last) == 32, try raw.query(label: Workload.label(0, items: items)).count == min(100, items)
         else { throw BenchmarkError("the populated stores do not hold the workload's items") }
-        let name = "sqlite3+libcrypto"
-        let baselines = Baselines(
-            add: .init(name: name) { k in
-                try raw.add(account: "new-\(k)", label: Workload.label(k, items: items), data: bytes(Workload.data(k)))
-                return k
-            },
-            lookupHit: .init(name: name) { k in try raw.lookup(account: Workload.account(workload.existing(k))) },
-            lookupMiss: .init(name: name) { k in try raw.lookup(account: "missing-\(k)") },
-            update: .init(name: name) { k in
-                try raw.update(account: Workload.account(workload.existing(k)), data: bytes(Workload.data(k &+ 1)))
-            },
-            delete: .init(name: name) { k in try raw.delete(account: "new-\(k)") },
-            query100: .init(name: name) { k in
-                try raw.query(label: Workload.label(workload.existing(k), items: items)).count
-            }
-        )
+        let baselines = Baselines.direct("sqlite3+libcrypto", raw, workload)
         let measured = try interleaved(workload, rounds: max(1, samples / 50), backend: "file", baselines: baselines)
         var peak: Int?
         if measurePeakMemory {

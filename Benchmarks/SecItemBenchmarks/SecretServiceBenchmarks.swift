@@ -58,20 +58,7 @@ enum SecretServiceBenchmarks {
         guard try raw.lookup(account: Workload.account(items - 1)) == 32 else {
             throw BenchmarkError("raw libsecret does not find the items the backend stored")
         }
-        let name = "libsecret"
-        let baselines = Baselines(
-            add: .init(name: name) { k in
-                try raw.add(account: "raw-new-\(k)", label: Workload.label(k, items: items), data: bytes(Workload.data(k)))
-                return k
-            },
-            lookupHit: .init(name: name) { k in try raw.lookup(account: Workload.account(workload.existing(k))) },
-            lookupMiss: .init(name: name) { k in try raw.lookup(account: "missing-\(k)") },
-            update: .init(name: name) { k in
-                try raw.update(account: Workload.account(workload.existing(k)), data: bytes(Workload.data(k &+ 1)))
-            },
-            delete: .init(name: name) { k in try raw.delete(account: "raw-new-\(k)") },
-            query100: .init(name: name) { k in try raw.query(label: Workload.label(workload.existing(k), items: items)) }
-        )
+        let baselines = Baselines.direct("libsecret", raw, workload, newPrefix: "raw-new-")
         workload.warmup = 2
         let measured = try interleaved(workload, rounds: max(1, samples / 10), backend: "secret-service", baselines: baselines)
         return (measured, growth)
@@ -81,7 +68,7 @@ enum SecretServiceBenchmarks {
 /// libsecret called directly (the `…v_sync` password API and
 /// `secret_service_search_sync`), on the items the backend stored, with the same
 /// attribute sets: what any Secret Service client has to pay.
-final class RawSecretService {
+final class RawSecretService: RawStore {
     private let service: OpaquePointer
     private let namespace: String
     private let template: [String: String]
@@ -161,7 +148,7 @@ final class RawSecretService {
     }
 
     /// Every item with `label`, with its attributes: the number of attributes read.
-    func query(label: String) throws -> Int {
+    func count(label: String) throws -> Int {
         var attributes = lookupAttributes("")
         attributes["account"] = nil
         attributes["label"] = label

@@ -103,6 +103,37 @@ struct Workload {
     }
 }
 
+/// A store driven directly, without the SecItem layers: the baseline of a backend.
+protocol RawStore {
+    func add(account: String, label: String, data: [UInt8]) throws
+    func lookup(account: String) throws -> Int
+    func update(account: String, data: [UInt8]) throws -> Int
+    func delete(account: String) throws -> Int
+    /// How many items carry `label`.
+    func count(label: String) throws -> Int
+}
+
+extension Baselines {
+    /// The six operations done on `raw` with the workload's data. `newPrefix`
+    /// names the accounts `add` creates and `delete` removes.
+    static func direct(_ name: String, _ raw: some RawStore, _ workload: Workload, newPrefix: String = "new-") -> Baselines {
+        let items = workload.items
+        return Baselines(
+            add: .init(name: name) { k in
+                try raw.add(account: "\(newPrefix)\(k)", label: Workload.label(k, items: items), data: [UInt8](Workload.data(k)))
+                return k
+            },
+            lookupHit: .init(name: name) { k in try raw.lookup(account: Workload.account(workload.existing(k))) },
+            lookupMiss: .init(name: name) { k in try raw.lookup(account: "missing-\(k)") },
+            update: .init(name: name) { k in
+                try raw.update(account: Workload.account(workload.existing(k)), data: [UInt8](Workload.data(k &+ 1)))
+            },
+            delete: .init(name: name) { k in try raw.delete(account: "\(newPrefix)\(k)") },
+            query100: .init(name: name) { k in try raw.count(label: Workload.label(workload.existing(k), items: items)) }
+        )
+    }
+}
+
 /// What each operation is compared with, measured in the same run.
 struct Baselines {
     struct Work {
