@@ -147,28 +147,31 @@ static inline gboolean csecitem_get_locked(GDBusConnection *connection, const ch
     return TRUE;
 }
 
-/* Properties.Set(Attributes) and Properties.Set(Label) on an item. */
-static inline gboolean csecitem_item_set_attributes(GDBusConnection *connection, const char *item_path,
-                                                    GHashTable *attributes, gint timeout_ms,
-                                                    GCancellable *cancellable, GError **error) {
+/* Properties.Set of one property of an item (takes the floating `value`). */
+static inline gboolean csecitem_item_set_property(GDBusConnection *connection, const char *item_path,
+                                                  const char *name, GVariant *value, gint timeout_ms,
+                                                  GCancellable *cancellable, GError **error) {
     GVariant *reply = g_dbus_connection_call_sync(
         connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "Set",
-        g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, "Attributes", csecitem_attributes_variant(attributes)), NULL,
-        G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+        g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, name, value), NULL, G_DBUS_CALL_FLAGS_NONE, timeout_ms,
+        cancellable, error);
     if (reply == NULL) return FALSE;
     g_variant_unref(reply);
     return TRUE;
 }
 
+/* Properties.Set(Attributes) and Properties.Set(Label) on an item. */
+static inline gboolean csecitem_item_set_attributes(GDBusConnection *connection, const char *item_path,
+                                                    GHashTable *attributes, gint timeout_ms,
+                                                    GCancellable *cancellable, GError **error) {
+    return csecitem_item_set_property(connection, item_path, "Attributes", csecitem_attributes_variant(attributes),
+                                      timeout_ms, cancellable, error);
+}
+
 static inline gboolean csecitem_item_set_label(GDBusConnection *connection, const char *item_path, const char *label,
                                                gint timeout_ms, GCancellable *cancellable, GError **error) {
-    GVariant *reply = g_dbus_connection_call_sync(
-        connection, CSECITEM_BUS_NAME, item_path, CSECITEM_PROPS_IFACE, "Set",
-        g_variant_new("(ssv)", CSECITEM_ITEM_IFACE, "Label", g_variant_new_string(label)), NULL,
-        G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
-    if (reply == NULL) return FALSE;
-    g_variant_unref(reply);
-    return TRUE;
+    return csecitem_item_set_property(connection, item_path, "Label", g_variant_new_string(label), timeout_ms,
+                                      cancellable, error);
 }
 
 /* A SecretValue holding a copy of `length` bytes (libsecret keeps it in
