@@ -41,6 +41,13 @@ public struct ItemQuery: Sendable, Hashable {
     public var caseInsensitive: Bool
     /// `kSecUseAuthenticationUI` = allow: a backend may prompt (to unlock a keyring).
     public var allowsInteraction: Bool
+    /// A projection hint, not a constraint: the caller reads only the `data` of
+    /// the items ``SecItemBackend/fetch(matching:limit:)`` returns (a search
+    /// returning `kSecReturnData` alone). A backend may then skip reading
+    /// attributes and return items whose ``StoredItem/id`` and
+    /// ``StoredItem/attributes`` are incomplete; which items, how many, their
+    /// order and their `data` must be exactly as without the hint.
+    public var returnsDataOnly = false
 
     /// Creates a query; the core builds these from dictionaries, tests and backends may build their own.
     public init(

@@ -52,7 +52,8 @@ public struct SecItemClient: Sendable {
     public func copyMatchingItems(_ query: [String: Any]) throws(SecItemError) -> Any? {
         let parsed = try ParsedDictionary.parse(query, role: .search, entitlements: accessGroups)
         if case .count(0) = parsed.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
-        let itemQuery = try makeQuery(parsed)
+        var itemQuery = try makeQuery(parsed)
+        itemQuery.returnsDataOnly = parsed.returns.data && !parsed.returns.attributes && !parsed.returns.persistentRef
         let items = try backend.fetch(matching: itemQuery, limit: parsed.limit.fetchLimit)
         guard !items.isEmpty else { throw SecItemError(errSecItemNotFound) }
         return ResultShaper.shape(items, returns: parsed.returns, asArray: parsed.limit.returnsArray)
