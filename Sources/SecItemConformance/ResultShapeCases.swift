@@ -175,5 +175,32 @@ enum ResultShapeCases {
             try c.expectStatus(status, errSecSuccess, "read empty data")
             try c.expect(data == Data(), "empty Data comes back")
         },
+        ConformanceCase("kSecReturnData alone by a whole primary key answers as with attributes too") { c in
+            // A backend may answer such a search without reading attributes
+            // (ItemQuery.exactPrimaryKey, returnsDataOnly): its answer must not differ.
+            let inB: [String: Any] = [kSecAttrAccessGroup as String: ConformanceSuite.entitledGroups[1]]
+            let synced = inB.merging([kSecAttrSynchronizable as String: true]) { $1 }
+            try c.addGenp("pk", "data", data: Data("secret".utf8), inB)
+            try c.addGenp("pk", "empty", data: Data(), inB)
+            try c.addGenp("pk", "none", data: nil, inB)
+            try c.addGenp("pk", "synced", data: Data("synced".utf8), synced)
+            try c.addGenp("pk", "group-a", data: Data("a".utf8))
+            try c.expectStatus(c.update(c.genp("pk", "data", inB), [kSecValueData as String: Data("new".utf8)]), errSecSuccess, "update")
+            for account in ["data", "empty", "none", "synced", "group-a", "missing"] {
+                for sync in [false, true] {
+                    let q = c.genp("pk", account, inB.merging([kSecAttrSynchronizable as String: sync]) { $1 })
+                    let (dataStatus, dataOnly) = c.copy(q.merging([kSecReturnData as String: true]) { $1 })
+                    let (fullStatus, full) = c.copy(
+                        q.merging([kSecReturnData as String: true, kSecReturnAttributes as String: true]) { $1 })
+                    let what = "\(account), synchronizable \(sync)"
+                    try c.expectStatus(dataStatus, fullStatus, "status of \(what)")
+                    let expected = (full as? [String: Any])?[kSecValueData as String] as? Data
+                    try c.expect((dataOnly as? Data) == expected && (dataOnly == nil) == (expected == nil), "data of \(what)")
+                }
+            }
+            try c.expect(c.readData("pk", "data", inB).1 == Data("new".utf8), "the updated data")
+            try c.expectStatus(c.delete(c.genp("pk", "data", inB)), errSecSuccess, "delete")
+            try c.expectStatus(c.readData("pk", "data", inB).0, errSecItemNotFound, "gone")
+        },
     ]
 }

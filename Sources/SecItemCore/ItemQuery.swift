@@ -17,6 +17,20 @@ public enum SynchronizableFilter: Sendable, Hashable {
         case .any: return true
         }
     }
+
+    /// The stored `sync` values that pass, in ascending order.
+    var storedValues: [Int64] {
+        switch self {
+        case .no: return Self.notSynchronizable
+        case .yes: return Self.synchronizable
+        case .any: return Self.either
+        }
+    }
+
+    // Shared, so the hot path builds no array.
+    private static let notSynchronizable: [Int64] = [0]
+    private static let synchronizable: [Int64] = [1]
+    private static let either: [Int64] = [0, 1]
 }
 
 /// A parsed, validated search: what a backend needs to find items, and the one
@@ -92,18 +106,25 @@ public struct ItemQuery: Sendable, Hashable {
     /// `nil` when the query does not pin the whole key.
     public var primaryKeyCandidates: [PrimaryKey]? {
         guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return nil }
-        let syncValues: [Int64]
-        switch synchronizable {
-        case .no: syncValues = [0]
-        case .yes: syncValues = [1]
-        case .any: syncValues = [0, 1]
-        }
+        let syncValues = synchronizable.storedValues
         if accessGroups.count == 1 {
             return PrimaryKey.candidates(
                 itemClass: itemClass, attributes: attributes, groups: accessGroups, syncValues: syncValues)
         }
         return PrimaryKey.candidates(
             itemClass: itemClass, attributes: attributes, groups: accessGroups.sorted(), syncValues: syncValues)
+    }
+
+    /// The primary key an item must hold to match, when holding it is also
+    /// enough: the query pins the whole key (class, key attributes, one access
+    /// group, one synchronizable state, case-sensitively) and constrains nothing
+    /// else. A backend can then answer from its primary-key index alone, without
+    /// reading the item's other attributes. `nil` otherwise.
+    public var exactPrimaryKey: PrimaryKey? {
+        guard let itemClass, attributes.count <= itemClass.classKeyKinds.count,
+            let candidates = primaryKeyCandidates, candidates.count == 1
+        else { return nil }
+        return candidates[0]
     }
 
     /// ``matches(_:)`` for an item found under one of ``primaryKeyCandidates``:

@@ -1,6 +1,6 @@
 import Foundation
 import SecItem
-import SecItemSecretService
+@testable import SecItemSecretService
 import Testing
 
 /// The backend against the shared gnome-keyring-daemon; each test has a
@@ -206,6 +206,49 @@ struct SecretServiceBackendTests {
             kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnPersistentRef as String: true,
         ]) as? [Data]
         #expect(all?.count == 17)
+    }
+
+    @Test("a data-only lookup by a whole primary key reads the secret and no attributes")
+    func dataOnlyLookups() throws {
+        // One entitled group: a query naming service and account pins the whole key.
+        let single = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        try single.addItem(genp("lean", "a", [kSecValueData as String: Data("pw".utf8)]))
+        try single.addItem(genp("lean", "none"))
+        let before = backend.propertyReads
+        let data = try single.copyMatchingItems(genp("lean", "a", [kSecReturnData as String: true])) as? Data
+        #expect(data == Data("pw".utf8))
+        #expect(throws: SecItemError.itemNotFound) {
+            try single.copyMatchingItems(genp("lean", "missing", [kSecReturnData as String: true]))
+        }
+        #expect(backend.propertyReads == before, "hit and miss read no item properties")
+        // Attributes asked, or an empty secret (maybe an item without data): the general path.
+        _ = try single.copyMatchingItems(genp("lean", "a", [kSecReturnAttributes as String: true]))
+        #expect(backend.propertyReads == before + 1)
+        #expect(try single.copyMatchingItems(genp("lean", "none", [kSecReturnData as String: true])) == nil)
+        #expect(backend.propertyReads == before + 2)
+        // Two entitled groups: the key is not pinned, the general path answers the same.
+        #expect(try client.copyMatchingItems(genp("lean", "a", [kSecReturnData as String: true])) as? Data == data)
+        #expect(backend.propertyReads == before + 3)
+    }
+
+    @Test("the primary-key hash separates namespaces, so a lookup by it stays in its store")
+    func primaryKeyHashPerNamespace() throws {
+        let service = "hash-\(UUID().uuidString)"
+        let plain = SharedService.client(try SecretServiceBackend(configuration: .init(timeout: .seconds(10))))
+        defer { _ = try? plain.deleteItems([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]) }
+        let group: [String: Any] = [kSecAttrAccessGroup as String: "test"]
+        try client.addItem(genp(service, "a", group.merging([kSecValueData as String: Data("namespaced".utf8)]) { $1 }))
+        let lookup = genp(service, "a", group.merging([kSecReturnData as String: true]) { $1 })
+        #expect(throws: SecItemError.itemNotFound) { try plain.copyMatchingItems(lookup) }
+        try plain.addItem(genp(service, "a", group.merging([kSecValueData as String: Data("plain".utf8)]) { $1 }))
+        #expect(try plain.copyMatchingItems(lookup) as? Data == Data("plain".utf8))
+        #expect(try client.copyMatchingItems(lookup) as? Data == Data("namespaced".utf8))
+        let key = PrimaryKey(itemClass: .genericPassword, attributes: [
+            "svce": .string(service), "acct": .string("a"), "agrp": .string("test"), "sync": .number(0),
+        ])
+        #expect(ItemCodec.primaryKeyHash(key, namespace: nil) != ItemCodec.primaryKeyHash(key, namespace: "x"))
+        #expect(ItemCodec.primaryKeyHash(key, namespace: "x") != ItemCodec.primaryKeyHash(key, namespace: "y"))
+        #expect(ItemCodec.primaryKeyHash(key, namespace: "x") == ItemCodec.primaryKeyHash(key, namespace: "x"))
     }
 
     @Test("the collection is the default alias, never session")

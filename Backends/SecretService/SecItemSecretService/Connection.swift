@@ -279,6 +279,10 @@ final class Session {
 
     typealias ItemProperties = (attributes: [String: String], label: String, locked: Bool)
 
+    /// How many item property reads (`GetAll`) this session has sent: the
+    /// daemon's costliest read, which data-only lookups avoid (tests check that).
+    private(set) var propertyReads = 0
+
     /// Every item's properties (`nil`: vanished), and when `withSecrets` their
     /// secrets too (`nil` when that call failed), in one round trip: one
     /// `GetAll` per item and one `GetSecrets` for all, sent at once.
@@ -286,6 +290,7 @@ final class Session {
         _ paths: [String], withSecrets: Bool
     ) -> (properties: [Result<ItemProperties?, SecItemError>], secrets: [String: Data]?) {
         guard !paths.isEmpty else { return ([], withSecrets ? [:] : nil) }
+        propertyReads += paths.count
         var variants = [OpaquePointer?](repeating: nil, count: paths.count)
         var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: paths.count)
         var table: OpaquePointer? = nil
@@ -341,6 +346,7 @@ final class Session {
         var values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
         var label: UnsafeMutablePointer<gchar>? = nil
         var locked: gboolean = 0
+        propertyReads += 1
         do throws(SecItemError) {
             _ = try directCall("reading an item's attributes") { ms, e in
                 csecitem_item_properties(connection, path, ms, nil, &keys, &values, &label, &locked, e)

@@ -112,7 +112,7 @@ enum ItemCodec {
             Reserved.schema: schemaName,
             Reserved.itemClass: item.itemClass.rawValue,
             Reserved.uuid: item.id.uuidString,
-            Reserved.primaryKey: primaryKeyHash(item.primaryKey),
+            Reserved.primaryKey: primaryKeyHash(item.primaryKey, namespace: namespace),
             Reserved.hasData: item.data == nil ? "false" : "true",
         ]
         if let namespace { out[Reserved.namespace] = namespace }
@@ -190,9 +190,14 @@ enum ItemCodec {
         }
     }
 
-    /// SHA-256 (hex) of a primary key's canonical bytes: equal keys, equal hashes.
-    static func primaryKeyHash(_ key: PrimaryKey) -> String {
-        key.bytes.withUnsafeBytes { raw -> String in
+    /// SHA-256 (hex) of a primary key's canonical bytes, preceded in a namespaced
+    /// store by `secitem-namespace` NUL namespace NUL: equal keys in the same
+    /// store, equal hashes; a key's hash in one namespace (or none) never equals
+    /// a hash in another (key bytes start with the class code, never with "s"),
+    /// so a search by hash alone finds exactly the store's holders of the key.
+    static func primaryKeyHash(_ key: PrimaryKey, namespace: String?) -> String {
+        let bytes = namespace.map { Array("\(Reserved.namespace)\u{0}\($0)\u{0}".utf8) + key.bytes } ?? key.bytes
+        return bytes.withUnsafeBytes { raw -> String in
             let base = raw.bindMemory(to: guchar.self).baseAddress
             guard let hex = g_compute_checksum_for_data(G_CHECKSUM_SHA256, base, gsize(raw.count)) else { return "" }
             defer { g_free(hex) }
@@ -227,7 +232,7 @@ enum ItemCodec {
 
     /// The search for items holding primary key `key`.
     static func primaryKeySearch(_ key: PrimaryKey, namespace: String?) -> [String: String] {
-        var out: [String: String] = [Reserved.schema: schemaName, Reserved.primaryKey: primaryKeyHash(key)]
+        var out: [String: String] = [Reserved.schema: schemaName, Reserved.primaryKey: primaryKeyHash(key, namespace: namespace)]
         if let namespace { out[Reserved.namespace] = namespace }
         return out
     }

@@ -13,9 +13,17 @@ struct Operations {
     /// this many items are found; beyond that only the survivors' are read.
     static let prefetchLimit = 16
 
+    /// The id of an item whose attributes were not read (``secretOnly(of:holding:)``).
+    private static let unreadID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
     /// The items matching `query`, oldest first (creation date, then UUID).
     func find(_ query: ItemQuery, limit: Int?, loadSecrets: Bool) throws(SecItemError) -> [FoundItem] {
         if let limit, limit <= 0 { return [] }
+        if loadSecrets, query.returnsDataOnly, let itemClass = query.itemClass, let key = query.exactPrimaryKey,
+            let found = try secretOnly(of: itemClass, holding: key)
+        {
+            return found
+        }
         let search = ItemCodec.searchAttributes(for: query, namespace: namespace)
         let (all, prefetched) = try candidates(
             search, allowsInteraction: query.allowsInteraction, prefetchSecrets: loadSecrets)
@@ -35,7 +43,7 @@ struct Operations {
     /// it after an empty search, else after it when it is empty), then every
     /// item's properties with the secrets (one).
     private func candidates(
-        _ search: [String: String], allowsInteraction: Bool, prefetchSecrets: Bool = false
+        _ search: [String: String], allowsInteraction: Bool, prefetchSecrets: Bool = false, excluding: String? = nil
     ) throws(SecItemError) -> (items: [FoundItem], secrets: [String: Data]?) {
         let first = try session.searchCheckingLock(search)
         var paths = first.paths
@@ -45,6 +53,7 @@ struct Operations {
             try unlockOrThrow(allowsInteraction)
             paths = try session.search(search)
         }
+        if let excluding { paths.removeAll { $0 == excluding } }
         let read = session.read(paths, withSecrets: prefetchSecrets && paths.count <= Self.prefetchLimit)
         var out: [FoundItem] = []
         var unlocked = false
@@ -67,6 +76,23 @@ struct Operations {
             out.append(FoundItem(path: path, attributes: properties.attributes, label: properties.label, item: item))
         }
         return (out, secrets)
+    }
+
+    /// A data-only search by a whole primary key, in the two messages raw
+    /// libsecret needs for a lookup: a search by the key's hash (which finds
+    /// exactly the store's holders of the key, see ``ItemCodec/primaryKeyHash(_:namespace:)``)
+    /// and the secret of the one holder; its attributes are not read (the
+    /// item's id and attributes stay empty). `nil` when anything is unusual (a
+    /// locked collection or item, two holders while an add settles, an empty
+    /// secret that might be an item without data): the general path answers then.
+    private func secretOnly(of itemClass: ItemClass, holding key: PrimaryKey) throws(SecItemError) -> [FoundItem]? {
+        let found = try session.searchCheckingLock(ItemCodec.primaryKeySearch(key, namespace: namespace))
+        guard found.paths.count == 1, let path = found.paths.first else {
+            return found.paths.isEmpty && !found.locked ? [] : nil
+        }
+        guard let data = try session.secrets([path])[path], !data.isEmpty else { return nil }
+        let item = StoredItem(itemClass: itemClass, id: Self.unreadID, attributes: [:], data: data)
+        return [FoundItem(path: path, attributes: [:], label: "", item: item)]
     }
 
     private func unlockOrThrow(_ allowsInteraction: Bool, paths: [String]? = nil) throws(SecItemError) {
@@ -92,9 +118,12 @@ struct Operations {
         }
     }
 
-    /// Our items holding primary key `key`, oldest first.
-    private func holders(of key: PrimaryKey) throws(SecItemError) -> [FoundItem] {
-        try candidates(ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false).items
+    /// Our items holding primary key `key`, oldest first; the item at path
+    /// `excluding` (one just created) is left out without being read.
+    private func holders(of key: PrimaryKey, excluding: String? = nil) throws(SecItemError) -> [FoundItem] {
+        try candidates(
+            ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false, excluding: excluding
+        ).items
             .filter { $0.item.primaryKey == key }
             .sorted(by: Self.older)
     }
@@ -136,7 +165,7 @@ struct Operations {
             let path = try session.create(attributes: attributes, label: label, data: item.data)
             let others: [FoundItem]
             do throws(SecItemError) {
-                others = try holders(of: key).filter { $0.path != path && $0.item.id != item.id }
+                others = try holders(of: key, excluding: path).filter { $0.item.id != item.id }
             } catch {
                 _ = try? session.delete(path)
                 throw error

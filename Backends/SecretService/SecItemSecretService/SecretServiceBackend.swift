@@ -154,6 +154,9 @@ public final class SecretServiceBackend: SecItemBackend {
         return probe(configuration: configuration)
     }
 
+    /// Item property reads sent so far on the current session (see `Session.propertyReads`).
+    var propertyReads: Int { (try? connection.withSession { $0.propertyReads }) ?? 0 }
+
     // MARK: SecItemBackend
 
     public func add(_ item: StoredItem) throws(SecItemError) {
