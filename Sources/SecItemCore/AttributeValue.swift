@@ -49,40 +49,55 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
 
     /// Appends ``canonicalBytes(kind:)`` to `out` without intermediate arrays.
     public func appendCanonicalBytes(kind: AttributeKind, to out: inout [UInt8]) {
-        switch (kind, self) {
-        case (.blob, .string(let s)), (.string, .string(let s)), (.access, .string(let s)),
-            (.data, .string(let s)):
-            out.append(0x62)
-            out.append(contentsOf: s.utf8)
-        case (_, .data(let d)):
-            out.append(0x62)
-            out.append(contentsOf: d)
-        case (.blob, .number(let n)):
-            out.append(0x62)
-            Self.appendDecimal(n, to: &out)
-        case (_, .number(let n)):
-            out.append(0x6E)
-            Self.appendDecimal(n, to: &out)
-        case (_, .string(let s)):
-            out.append(0x73)
-            out.append(contentsOf: s.utf8)
-        case (_, .date(let d)):
-            let bits = d.timeIntervalSinceReferenceDate.bitPattern
-            out.append(0x64)
-            for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: bits >> (56 - 8 * i))) }
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: canonicalByteCount(kind: kind)))
+        out.withUnsafeMutableBufferPointer { buffer in
+            var writer = ByteWriter(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+            writeCanonicalBytes(kind: kind, to: &writer)
         }
     }
 
-    /// Appends the decimal digits of `n` (as `String(n)` would spell them), without allocating.
-    static func appendDecimal(_ n: Int64, to out: inout [UInt8]) {
-        if n < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = n.magnitude
-        let start = out.count
-        repeat {
-            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        out[start...].reverse()
+    /// The canonical encoding, described once: a tag byte, then the value's bytes.
+    private enum CanonicalBody {
+        case utf8(String)
+        case bytes(Data)
+        case decimal(Int64)
+        case bigEndian(UInt64)
+    }
+
+    private func canonicalForm(kind: AttributeKind) -> (tag: UInt8, body: CanonicalBody) {
+        switch (kind, self) {
+        case (.blob, .string(let s)), (.string, .string(let s)), (.access, .string(let s)),
+            (.data, .string(let s)):
+            return (0x62, .utf8(s))
+        case (_, .data(let d)): return (0x62, .bytes(d))
+        case (.blob, .number(let n)): return (0x62, .decimal(n))
+        case (_, .number(let n)): return (0x6E, .decimal(n))
+        case (_, .string(let s)): return (0x73, .utf8(s))
+        case (_, .date(let d)): return (0x64, .bigEndian(d.timeIntervalSinceReferenceDate.bitPattern))
+        }
+    }
+
+    /// The length of ``canonicalBytes(kind:)``, without building them.
+    func canonicalByteCount(kind: AttributeKind) -> Int {
+        switch canonicalForm(kind: kind).body {
+        case .utf8(let s): return 1 + s.utf8.count
+        case .bytes(let d): return 1 + d.count
+        case .decimal(let n): return 1 + ByteWriter.decimalCount(n)
+        case .bigEndian: return 1 + 8
+        }
+    }
+
+    /// Writes ``canonicalBytes(kind:)`` (``canonicalByteCount(kind:)`` bytes).
+    func writeCanonicalBytes(kind: AttributeKind, to writer: inout ByteWriter) {
+        let (tag, body) = canonicalForm(kind: kind)
+        writer.write(tag)
+        switch body {
+        case .utf8(let s): writer.write(s)
+        case .bytes(let d): writer.write(d)
+        case .decimal(let n): writer.writeDecimal(n)
+        case .bigEndian(let bits): writer.writeBigEndian(bits)
+        }
     }
 
     /// Whether two values are the same value for an attribute of `kind` (byte-exact).
@@ -108,5 +123,79 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         case .number: return "number"
         case .date: return "date"
         }
+    }
+}
+
+/// Fills memory sized in advance front to back: the canonical encodings are
+/// measured first (``AttributeValue/canonicalByteCount(kind:)``), so building
+/// them needs one allocation and plain copies instead of growing an array.
+struct ByteWriter {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    /// Bytes written so far.
+    private(set) var count = 0
+
+    /// A writer at the start of `buffer`; writing past its end is a precondition failure.
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    /// Reserves `n` bytes and returns where they start.
+    private mutating func advance(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        precondition(n <= buffer.count - count, "ByteWriter: more bytes than measured")
+        defer { count += n }
+        return buffer.baseAddress! + count
+    }
+
+    mutating func write(_ byte: UInt8) {
+        advance(1).pointee = byte
+    }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        UnsafeMutableRawPointer(advance(bytes.count)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+    }
+
+    /// The string's UTF-8 bytes.
+    mutating func write(_ string: String) {
+        let copied: Void? = string.utf8.withContiguousStorageIfAvailable { write(UnsafeRawBufferPointer($0)) }
+        if copied == nil {
+            for byte in string.utf8 { write(byte) }
+        }
+    }
+
+    mutating func write(_ data: Data) {
+        data.withUnsafeBytes { write($0) }
+    }
+
+    mutating func writeBigEndian(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { write($0) }
+    }
+
+    mutating func writeBigEndian(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { write($0) }
+    }
+
+    /// The decimal digits of `n`, as `String(n)` spells them.
+    mutating func writeDecimal(_ n: Int64) {
+        let digits = advance(Self.decimalCount(n))
+        var end = digits + Self.decimalCount(n)
+        if n < 0 { digits.pointee = UInt8(ascii: "-") }
+        var magnitude = n.magnitude
+        repeat {
+            end -= 1
+            end.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+    }
+
+    /// The number of bytes ``writeDecimal(_:)`` writes for `n`.
+    static func decimalCount(_ n: Int64) -> Int {
+        var count = n < 0 ? 2 : 1
+        var magnitude = n.magnitude
+        while magnitude >= 10 {
+            magnitude /= 10
+            count += 1
+        }
+        return count
     }
 }

@@ -75,7 +75,7 @@ struct ParsedDictionary {
         entitlements: AccessGroups
     ) throws(SecItemError) -> ParsedDictionary {
         var parsed = ParsedDictionary()
-        parsed.attributes.reserveCapacity(dictionary.count)
+        parsed.attributes = Dictionary(minimumCapacity: dictionary.count)
 
         // The class first, so the attribute set is known.
         if role == .changes {
@@ -129,11 +129,11 @@ struct ParsedDictionary {
         throws(SecItemError)
     {
         // Attribute keys are the common case: test for them before the long switch.
-        if role != .changes, key != "nleg", Schema.looksLikeAttribute(key) {
-            try takeAttribute(key: key, raw: raw, role: role, entitlements: entitlements)
+        if let code = Schema.attributeCode(key), code != .dataProtectionKeychain {
+            try takeAttribute(key: key, code: code, raw: raw, role: role, entitlements: entitlements)
             return
         }
-        if role == .changes, !Schema.looksLikeAttribute(key) || key == "nleg" {
+        if role == .changes {
             if key == "v_Data" {
                 guard case .data(let d) = raw else {
                     throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
@@ -217,38 +217,32 @@ struct ParsedDictionary {
             return
         case _ where key.hasPrefix("u_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecUse key")
-        case _ where Schema.looksLikeAttribute(key):
-            try takeAttribute(key: key, raw: raw, role: role, entitlements: entitlements)
         default:
             throw SecItemError(errSecParam, "'\(key)' is not a keychain query key")
         }
     }
 
-    private mutating func takeAttribute(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
-        throws(SecItemError)
-    {
+    private mutating func takeAttribute(
+        key: String, code: AttributeCode, raw: RawValue, role: Role, entitlements: AccessGroups
+    ) throws(SecItemError) {
         guard let itemClass else {
             // Only a persistent-ref query has no class; attributes with it are errSecParam.
             throw SecItemError(errSecParam, "a query by kSecValuePersistentRef cannot also constrain attributes")
         }
         // One lookup answers both "is it an attribute of this class?" and "of what kind?".
-        guard let kind = itemClass.attributeKinds[key] else {
+        guard let kind = itemClass.attributeKinds.kind(of: code) else {
             throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute of class \(itemClass.rawValue)")
         }
-        if key.utf8.first != UInt8(ascii: "a") && key.utf8.first != UInt8(ascii: "s") {
-            attributes[key] = try Coercion.attributeValue(raw, key: key, kind: kind)
-            return
-        }
-        switch key {
-        case "agrp":
-            guard case .string(let group) = try Coercion.attributeValue(raw, key: key) else { return }
+        switch code {
+        case .accessGroup:
+            guard case .string(let group) = try Coercion.attributeValue(raw, key: key, kind: kind) else { return }
             guard entitlements.groups.contains(group) else {
                 throw SecItemError(
                     errSecMissingEntitlement,
                     "access group '\(group)' is not one this process is entitled to (SECITEM_ACCESS_GROUPS)")
             }
             accessGroup = group
-        case "sync":
+        case .synchronizable:
             if case .string("syna") = raw {
                 guard role == .search || role == .modifyQuery else {
                     throw SecItemError(errSecParam, "kSecAttrSynchronizableAny is only valid in a search")
@@ -256,7 +250,7 @@ struct ParsedDictionary {
                 synchronizable = .any
                 return
             }
-            guard case .number(let n) = try Coercion.attributeValue(raw, key: key) else {
+            guard case .number(let n) = try Coercion.attributeValue(raw, key: key, kind: kind) else {
                 throw SecItemError(errSecParam, "kSecAttrSynchronizable must be a Bool or kSecAttrSynchronizableAny")
             }
             synchronizable = n != 0 ? .yes : .no

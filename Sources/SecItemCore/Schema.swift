@@ -14,13 +14,13 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     /// The class's attributes with their kinds: one lookup tells whether a key is
     /// an attribute of the class and how its value is taken.
-    var attributeKinds: [String: AttributeKind] {
+    var attributeKinds: AttributeKindTable {
         switch self {
         case .genericPassword: return Schema.genpKinds
         case .internetPassword: return Schema.inetKinds
         case .certificate: return Schema.certKinds
         case .key: return Schema.keysKinds
-        case .identity: return [:]
+        case .identity: return AttributeKindTable([])
         }
     }
 
@@ -108,10 +108,10 @@ public enum Schema {
     static let inetPrimaryKey = ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"]
     static let certPrimaryKey = ["ctyp", "issr", "slnr", "agrp", "sync"]
     static let keysPrimaryKey = ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"]
-    static let genpKinds = Dictionary(uniqueKeysWithValues: genpAttributes.map { ($0, kind(of: $0)) })
-    static let inetKinds = Dictionary(uniqueKeysWithValues: inetAttributes.map { ($0, kind(of: $0)) })
-    static let certKinds = Dictionary(uniqueKeysWithValues: certAttributes.map { ($0, kind(of: $0)) })
-    static let keysKinds = Dictionary(uniqueKeysWithValues: keysAttributes.map { ($0, kind(of: $0)) })
+    static let genpKinds = AttributeKindTable(genpAttributes)
+    static let inetKinds = AttributeKindTable(inetAttributes)
+    static let certKinds = AttributeKindTable(certAttributes)
+    static let keysKinds = AttributeKindTable(keysAttributes)
     static let genpClassKeyKinds = genpPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
     static let inetClassKeyKinds = inetPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
     static let certClassKeyKinds = certPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
@@ -146,10 +146,20 @@ public enum Schema {
     /// The values `kSecAttrAccessible` accepts.
     public static let accessibilityValues: Set<String> = ["ak", "ck", "dk", "aku", "cku", "dku", "akpu"]
 
-    /// Whether a key has the shape of an attribute key (four characters, none of the
-    /// reserved prefixes), so that an unknown one is errSecNoSuchAttr rather than errSecParam.
-    static func looksLikeAttribute(_ key: String) -> Bool {
-        key.utf8.count == 4 && !key.utf8.contains(UInt8(ascii: "_"))
+    /// The key's ``AttributeCode`` when it has the shape of an attribute key (four
+    /// bytes, none of them the `_` of the reserved prefixes), so that an unknown one
+    /// is errSecNoSuchAttr rather than errSecParam; `nil` for any other key.
+    static func attributeCode(_ key: String) -> AttributeCode? {
+        guard key.utf8.count == 4 else { return nil }
+        var key = key
+        return key.withUTF8 { bytes in
+            var code: UInt32 = 0
+            for byte in bytes {
+                guard byte != UInt8(ascii: "_") else { return nil }
+                code = code << 8 | UInt32(byte)
+            }
+            return AttributeCode(rawValue: code)
+        }
     }
 
     /// The value an absent primary-key attribute counts as (contract §3).
@@ -160,5 +170,55 @@ public enum Schema {
         case .number: return .number(0)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
         }
+    }
+}
+
+/// An attribute key's four bytes as one big-endian integer (`acct` is 0x61636374):
+/// the parser tells keys apart with integer compares instead of String hashing.
+struct AttributeCode: Hashable, Comparable {
+    let rawValue: UInt32
+
+    static func < (a: AttributeCode, b: AttributeCode) -> Bool { a.rawValue < b.rawValue }
+
+    /// The code of a key known to be attribute-shaped.
+    init(_ key: String) {
+        guard let code = Schema.attributeCode(key) else { preconditionFailure("'\(key)' is not attribute-shaped") }
+        self = code
+    }
+
+    init(rawValue: UInt32) {
+        self.rawValue = rawValue
+    }
+
+    /// `kSecAttrAccessGroup`.
+    static let accessGroup = AttributeCode("agrp")
+    /// `kSecAttrSynchronizable`.
+    static let synchronizable = AttributeCode("sync")
+    /// `kSecUseDataProtectionKeychain`: attribute-shaped, but not an attribute.
+    static let dataProtectionKeychain = AttributeCode("nleg")
+}
+
+/// A set of attribute keys with their kinds, searched by ``AttributeCode``
+/// (a binary search over a few dozen integers, no hashing).
+struct AttributeKindTable: Sendable {
+    private let codes: [AttributeCode]
+    private let kinds: [AttributeKind]
+
+    /// The table of `keys`, each with its kind (``Schema/kind(of:)``).
+    init(_ keys: Set<String>) {
+        let entries = keys.map { (AttributeCode($0), Schema.kind(of: $0)) }.sorted { $0.0 < $1.0 }
+        codes = entries.map(\.0)
+        kinds = entries.map(\.1)
+    }
+
+    /// The kind of the attribute with `code`, or `nil` when it is not in the table.
+    func kind(of code: AttributeCode) -> AttributeKind? {
+        var low = 0
+        var high = codes.count
+        while low < high {
+            let mid = (low + high) / 2
+            if codes[mid] < code { low = mid + 1 } else { high = mid }
+        }
+        return low < codes.count && codes[low] == code ? kinds[low] : nil
     }
 }

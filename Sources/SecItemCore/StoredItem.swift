@@ -56,13 +56,14 @@ public struct PrimaryKey: Sendable, Hashable {
     /// The primary key an item of `itemClass` with these attributes has (absent
     /// primary-key attributes count as their defaults).
     public init(itemClass: ItemClass, attributes: [String: AttributeValue]) {
-        var out: [UInt8] = []
-        out.reserveCapacity(96)
-        out.append(contentsOf: itemClass.rawValue.utf8)
-        for (key, kind) in itemClass.primaryKeyKinds {
-            Self.append(key, attributes[key] ?? Schema.defaultValue(for: key), kind, to: &out)
+        let keyKinds = itemClass.primaryKeyKinds
+        self = withUnsafeTemporaryAllocation(of: AttributeValue.self, capacity: keyKinds.count) { values in
+            for (i, (key, _)) in keyKinds.enumerated() {
+                values.initializeElement(at: i, to: attributes[key] ?? Schema.defaultValue(for: key))
+            }
+            defer { values.baseAddress!.deinitialize(count: keyKinds.count) }
+            return PrimaryKey(bytes: Self.encode(itemClass, UnsafeBufferPointer(values)))
         }
-        bytes = out
     }
 
     private init(bytes: [UInt8]) {
@@ -82,49 +83,60 @@ public struct PrimaryKey: Sendable, Hashable {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
-    static func append(_ key: String, _ value: AttributeValue, _ kind: AttributeKind, to out: inout [UInt8]) {
-        out.append(contentsOf: key.utf8)
-        let lengthAt = out.count
-        out.append(0)
-        out.append(0)
-        out.append(0)
-        out.append(0)
-        value.appendCanonicalBytes(kind: kind, to: &out)
-        let n = UInt32(out.count - lengthAt - 4)
-        out[lengthAt] = UInt8(n >> 24)
-        out[lengthAt + 1] = UInt8((n >> 16) & 0xFF)
-        out[lengthAt + 2] = UInt8((n >> 8) & 0xFF)
-        out[lengthAt + 3] = UInt8(n & 0xFF)
+    /// ``bytes`` for an item of `itemClass` whose primary-key attributes
+    /// (``ItemClass/primaryKeyAttributes``, in that order) have `values`: measured
+    /// first, written on the stack, then copied into the one array allocated.
+    private static func encode(_ itemClass: ItemClass, _ values: UnsafeBufferPointer<AttributeValue>) -> [UInt8] {
+        let keyKinds = itemClass.primaryKeyKinds
+        precondition(values.count == keyKinds.count)
+        var count = itemClass.rawValue.utf8.count
+        for (i, (key, kind)) in keyKinds.enumerated() {
+            count += key.utf8.count + 4 + values[i].canonicalByteCount(kind: kind)
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            var writer = ByteWriter(buffer)
+            writer.write(itemClass.rawValue)
+            for (i, (key, kind)) in keyKinds.enumerated() {
+                writer.write(key)
+                writer.writeBigEndian(UInt32(values[i].canonicalByteCount(kind: kind)))
+                values[i].writeCanonicalBytes(kind: kind, to: &writer)
+            }
+            precondition(writer.count == count)
+            return [UInt8](UnsafeBufferPointer(buffer))
+        }
     }
 
     /// The primary keys of items of `itemClass` whose class attributes are
     /// `attributes` (which must hold every one of them), in each of `groups` and
     /// each synchronizable state of `syncValues`. `agrp` and `sync` come last in
-    /// every class's key, so the shared prefix is built once.
+    /// every class's key.
     /// `nil` when `attributes` lacks one of the class's key attributes.
     static func candidates(
         itemClass: ItemClass, attributes: [String: AttributeValue], groups: some Collection<String>,
         syncValues: [Int64]
     ) -> [PrimaryKey]? {
-        var prefix: [UInt8] = []
-        prefix.reserveCapacity(96)
-        prefix.append(contentsOf: itemClass.rawValue.utf8)
-        for (key, kind) in itemClass.classKeyKinds {
-            guard let value = attributes[key] else { return nil }
-            append(key, value, kind, to: &prefix)
-        }
-        let prefixCount = prefix.count
-        var keys: [PrimaryKey] = []
-        keys.reserveCapacity(groups.count * syncValues.count)
-        for group in groups {
-            for sync in syncValues {
-                prefix.removeSubrange(prefixCount...)
-                append("agrp", .string(group), .string, to: &prefix)
-                append("sync", .number(sync), .number, to: &prefix)
-                keys.append(PrimaryKey(bytes: prefix))
+        let classKeyKinds = itemClass.classKeyKinds
+        // The key's values, gathered on the stack: the class's own, then agrp and sync.
+        return withUnsafeTemporaryAllocation(of: AttributeValue.self, capacity: classKeyKinds.count + 2) { values in
+            var gathered = 0
+            defer { values.baseAddress!.deinitialize(count: gathered) }
+            for (key, _) in classKeyKinds {
+                guard let value = attributes[key] else { return nil }
+                values.initializeElement(at: gathered, to: value)
+                gathered += 1
             }
+            var keys: [PrimaryKey] = []
+            keys.reserveCapacity(groups.count * syncValues.count)
+            for group in groups {
+                for sync in syncValues {
+                    values.initializeElement(at: gathered, to: .string(group))
+                    values.initializeElement(at: gathered + 1, to: .number(sync))
+                    keys.append(PrimaryKey(bytes: encode(itemClass, UnsafeBufferPointer(values))))
+                    (values.baseAddress! + gathered).deinitialize(count: 2)
+                }
+            }
+            return keys
         }
-        return keys
     }
 }
 

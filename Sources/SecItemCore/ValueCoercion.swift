@@ -13,25 +13,13 @@ enum RawValue {
     case other(String)
 
     init(_ value: Any) {
-        // The common cases first, by exact type (a metadata compare, no failed casts):
-        // this runs for every value of every call.
-        let dynamicType = type(of: value)
-        if dynamicType == String.self {
-            self = .string(value as! String)
-        } else if dynamicType == Bool.self {
-            self = .bool(value as! Bool)
-        } else if dynamicType == Data.self {
-            self = .data(value as! Data)
-        } else if dynamicType == Int.self {
-            self = .integer(Int64(value as! Int))
+        // The common cases first, by exact type: this runs for every value of every call.
+        if let common = Self.ofCommonType(value) {
+            self = common
         } else if let s = value as? String {
             self = .string(s)
         } else if let d = value as? Data {
             self = .data(d)
-        } else if type(of: value) == Bool.self, let b = value as? Bool {
-            self = .bool(b)
-        } else if type(of: value) == Int.self, let i = value as? Int {
-            self = .integer(Int64(i))
         } else if let n = value as? NSNumber, type(of: value) is NSNumber.Type {
             self = RawValue(number: n)
         } else if let i = value as? any BinaryInteger {
@@ -50,6 +38,20 @@ enum RawValue {
         } else {
             self = .other(String(describing: type(of: value)))
         }
+    }
+
+    /// `value` when its type is exactly `String`, `Bool`, `Data` or `Int`, else `nil`.
+    ///
+    /// Called with an `Any`, which Swift opens (SE-0352), so `T` is the type of the
+    /// value inside: the test is a metadata compare and the value is taken without a
+    /// runtime cast (`swift_dynamicCast` cost more than the rest of the parse's
+    /// handling of a value).
+    private static func ofCommonType<T>(_ value: T) -> RawValue? {
+        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        if T.self == Data.self { return .data(unsafeBitCast(value, to: Data.self)) }
+        if T.self == Int.self { return .integer(Int64(unsafeBitCast(value, to: Int.self))) }
+        return nil
     }
 
     private init(number n: NSNumber) {
@@ -85,12 +87,7 @@ enum RawValue {
 }
 
 enum Coercion {
-    /// Converts a caller's value for attribute `key` to its stored form (contract §4).
-    static func attributeValue(_ raw: RawValue, key: String) throws(SecItemError) -> AttributeValue {
-        try attributeValue(raw, key: key, kind: Schema.kind(of: key))
-    }
-
-    /// The same, with the key's kind already known.
+    /// Converts a caller's value for attribute `key`, of `kind`, to its stored form (contract §4).
     static func attributeValue(_ raw: RawValue, key: String, kind: AttributeKind) throws(SecItemError) -> AttributeValue {
         func bad() -> SecItemError {
             SecItemError(errSecParam, "attribute '\(key)' does not accept a value of type \(raw.typeName)")
