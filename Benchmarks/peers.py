@@ -8,7 +8,9 @@ Installs (pip, into a private venv: $SECITEM_PEERS_VENV, default
 keyrings.cryptfile, then measures "lookup-hit" (a get of an existing password):
 
 - python-keyring-secretservice: keyring's SecretService backend on the session
-  bus's daemon (run under scripts/with-secret-service; skipped without a bus);
+  bus's daemon at 1,000 items (100 with --quick), like the Swift benchmark's
+  Secret Service group (run under scripts/with-secret-service; skipped without
+  a bus);
 - keyrings.cryptfile (CryptFileKeyring, argon2 + AES) at 1,000 items;
 - keyrings.alt-encrypted (EncryptedKeyring, PBKDF2 + AES) at 1,000 items;
 - secret-tool-lookup: one `secret-tool lookup` process per call.
@@ -175,13 +177,15 @@ def compare(swift_path, peers):
                 return r
         return None
 
+    # None: SecItem's row with as many items as the peer's (the daemon's search cost grows with them).
     rows = [("secret-service", None, "python-keyring-secretservice", 10),
             ("secret-service", None, "secret-tool-lookup", None),
             ("file", 1000, "keyrings.cryptfile", 100),
             ("file", 1000, "keyrings.alt-encrypted", None)]
     print("\nSecItem lookup-hit against the peers (how many times faster):")
     for ours, items, theirs, target in rows:
-        a, b = find(swift, ours, items), find(peers, theirs)
+        b = find(peers, theirs)
+        a = find(swift, ours, items if items is not None or b is None else b["items"])
         if not a or not b:
             print(f"  {ours} vs {theirs}: not measured")
             continue
@@ -201,7 +205,7 @@ def main():
     root = tempfile.mkdtemp(prefix="secitem-peers.")
     results = []
     try:
-        results += bench_secret_service(100, count)
+        results += bench_secret_service(100 if quick else 1000, count)
         results += bench_cryptfile(1000, max(10, count // 10), root)
         results += bench_alt_encrypted(1000, count, root)
     finally:
