@@ -208,27 +208,63 @@ struct SecretServiceBackendTests {
         #expect(all?.count == 17)
     }
 
-    @Test("a data-only lookup by a whole primary key reads the secret and no attributes")
+    @Test("a data-only lookup by a whole primary key sends no GetAll")
     func dataOnlyLookups() throws {
         // One entitled group: a query naming service and account pins the whole key.
         let single = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
         try single.addItem(genp("lean", "a", [kSecValueData as String: Data("pw".utf8)]))
         try single.addItem(genp("lean", "none"))
         let before = backend.propertyReads
+        // Where the add left each holder: its attributes and secret at once.
         let data = try single.copyMatchingItems(genp("lean", "a", [kSecReturnData as String: true])) as? Data
         #expect(data == Data("pw".utf8))
+        #expect(try single.copyMatchingItems(genp("lean", "none", [kSecReturnData as String: true])) == nil)
         #expect(throws: SecItemError.itemNotFound) {
             try single.copyMatchingItems(genp("lean", "missing", [kSecReturnData as String: true]))
         }
-        #expect(backend.propertyReads == before, "hit and miss read no item properties")
-        // Attributes asked, or an empty secret (maybe an item without data): the general path.
+        #expect(backend.propertyReads == before, "hits and a miss read no item's properties")
+        // Another session of the same store knows no holders: a search by hash, then the secret.
+        let fresh = try SharedService.backend(namespace: try #require(backend.configuration.namespace))
+        let other = SecItemClient(backend: fresh, accessGroups: AccessGroups(["test"]))
+        #expect(try other.copyMatchingItems(genp("lean", "a", [kSecReturnData as String: true])) as? Data == data)
+        #expect(fresh.propertyReads == 0)
+        // An empty secret from that search may be an item without data: the general path decides.
+        #expect(try other.copyMatchingItems(genp("lean", "none", [kSecReturnData as String: true])) == nil)
+        #expect(fresh.propertyReads == 1)
+        // Attributes asked: the general path.
         _ = try single.copyMatchingItems(genp("lean", "a", [kSecReturnAttributes as String: true]))
         #expect(backend.propertyReads == before + 1)
-        #expect(try single.copyMatchingItems(genp("lean", "none", [kSecReturnData as String: true])) == nil)
-        #expect(backend.propertyReads == before + 2)
         // Two entitled groups: the key is not pinned, the general path answers the same.
         #expect(try client.copyMatchingItems(genp("lean", "a", [kSecReturnData as String: true])) as? Data == data)
-        #expect(backend.propertyReads == before + 3)
+        #expect(backend.propertyReads == before + 2)
+    }
+
+    @Test("where a holder was last seen is only a hint: changes by another session are seen")
+    func staleHolders() throws {
+        let single = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        let other = SecItemClient(
+            backend: try SharedService.backend(namespace: try #require(backend.configuration.namespace)),
+            accessGroups: AccessGroups(["test"]))
+        let lookup = { (account: String) throws -> Data? in
+            try single.copyMatchingItems(self.genp("stale", account, [kSecReturnData as String: true])) as? Data
+        }
+        try single.addItem(genp("stale", "a", [kSecValueData as String: Data("1".utf8)]))
+        #expect(try lookup("a") == Data("1".utf8))
+        // Deleted and added again elsewhere: a new item at a new path.
+        try other.deleteItems(genp("stale", "a"))
+        try other.addItem(genp("stale", "a", [kSecValueData as String: Data("2".utf8)]))
+        #expect(try lookup("a") == Data("2".utf8))
+        // Its data changed elsewhere.
+        try other.updateItems(genp("stale", "a"), [kSecValueData as String: Data("3".utf8)])
+        #expect(try lookup("a") == Data("3".utf8))
+        // Moved to another primary key elsewhere: the old key has no holder, the new one has.
+        try other.updateItems(genp("stale", "a"), [kSecAttrAccount as String: "b"])
+        #expect(throws: SecItemError.itemNotFound) { try lookup("a") }
+        #expect(try lookup("b") == Data("3".utf8))
+        // Its data removed elsewhere (an item without data answers nil).
+        try other.deleteItems(genp("stale", "b"))
+        try other.addItem(genp("stale", "b"))
+        #expect(try lookup("b") == nil)
     }
 
     @Test("the primary-key hash separates namespaces, so a lookup by it stays in its store")

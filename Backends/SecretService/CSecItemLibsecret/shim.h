@@ -313,23 +313,31 @@ static inline gchar **csecitem_search_checking_lock(GDBusConnection *connection,
 }
 
 
-/* Properties.GetAll of every item in `paths` (count of them), and, when
- * `secrets` is not NULL, Service.GetSecrets of all of them in one call, all
- * sent at once. properties[i] is the a{sv} of paths[i] or NULL with
- * errors[i] set; *secrets is a table path → SecretValue (secret_value_unref
- * on removal, which wipes) or NULL with *secrets_error set. */
+/* Properties.GetAll of every item in `paths` (count of them) — or, when
+ * `attributes_only`, Properties.Get of its Attributes alone, which costs
+ * gnome-keyring far less — and, when `secrets` is not NULL, Service.GetSecrets
+ * of all of them in one call, all sent at once. properties[i] is the a{sv} of
+ * paths[i] (with Attributes only when `attributes_only`) or NULL with errors[i]
+ * set; *secrets is a table path → SecretValue (secret_value_unref on removal,
+ * which wipes) or NULL with *secrets_error set. */
 static inline void csecitem_read_items(SecretService *service, GDBusConnection *connection,
-                                       const gchar *const *paths, guint count, gint timeout_ms,
-                                       GCancellable *cancellable, GVariant **properties, GError **errors,
-                                       GHashTable **secrets, GError **secrets_error) {
+                                       const gchar *const *paths, guint count, gboolean attributes_only,
+                                       gint timeout_ms, GCancellable *cancellable, GVariant **properties,
+                                       GError **errors, GHashTable **secrets, GError **secrets_error) {
     guint total = count + (secrets != NULL ? 1 : 0);
     CSecItemCall *calls = g_new0(CSecItemCall, total);
     for (guint i = 0; i < count; i++) {
         calls[i].path = paths[i];
         calls[i].interface = CSECITEM_PROPS_IFACE;
-        calls[i].method = "GetAll";
-        calls[i].parameters = g_variant_new("(s)", CSECITEM_ITEM_IFACE);
-        calls[i].reply_type = G_VARIANT_TYPE("(a{sv})");
+        if (attributes_only) {
+            calls[i].method = "Get";
+            calls[i].parameters = g_variant_new("(ss)", CSECITEM_ITEM_IFACE, "Attributes");
+            calls[i].reply_type = G_VARIANT_TYPE("(v)");
+        } else {
+            calls[i].method = "GetAll";
+            calls[i].parameters = g_variant_new("(s)", CSECITEM_ITEM_IFACE);
+            calls[i].reply_type = G_VARIANT_TYPE("(a{sv})");
+        }
     }
     if (secrets != NULL) {
         calls[count].path = CSECITEM_SERVICE_PATH;
@@ -341,7 +349,18 @@ static inline void csecitem_read_items(SecretService *service, GDBusConnection *
     }
     csecitem_call_all(connection, calls, total, timeout_ms, cancellable);
     for (guint i = 0; i < count; i++) {
-        if (calls[i].reply != NULL) {
+        if (calls[i].reply != NULL && attributes_only) {
+            /* (v) holding a{ss} → {"Attributes": <a{ss}>}, the shape GetAll gives. */
+            GVariant *inner = NULL;
+            g_variant_get(calls[i].reply, "(v)", &inner);
+            GVariantBuilder builder;
+            g_variant_builder_init(&builder, G_VARIANT_TYPE("a{sv}"));
+            g_variant_builder_add(&builder, "{sv}", "Attributes", inner);
+            properties[i] = g_variant_ref_sink(g_variant_builder_end(&builder));
+            g_variant_unref(inner);
+            g_variant_unref(calls[i].reply);
+            errors[i] = NULL;
+        } else if (calls[i].reply != NULL) {
             properties[i] = g_variant_get_child_value(calls[i].reply, 0);
             g_variant_unref(calls[i].reply);
             errors[i] = NULL;

@@ -283,14 +283,31 @@ final class Session {
     /// daemon's costliest read, which data-only lookups avoid (tests check that).
     private(set) var propertyReads = 0
 
+    /// Where the holder of a primary key was last seen: `primary-key` hash →
+    /// item path. A hint only, never trusted: a lookup through it checks the
+    /// item's attributes in the same round trip as its secret (another process
+    /// may have changed or deleted it). Bounded by ``holderPathLimit``.
+    private(set) var holderPaths: [String: String] = [:]
+    static let holderPathLimit = 4_096
+
+    /// Records (or with `nil`, forgets) where the holder of a primary key is.
+    func rememberHolder(_ hash: String, at path: String?) {
+        if path != nil, holderPaths[hash] == nil, holderPaths.count >= Self.holderPathLimit {
+            holderPaths.removeAll(keepingCapacity: true)
+        }
+        holderPaths[hash] = path
+    }
+
     /// Every item's properties (`nil`: vanished), and when `withSecrets` their
     /// secrets too (`nil` when that call failed), in one round trip: one
-    /// `GetAll` per item and one `GetSecrets` for all, sent at once.
+    /// `GetAll` per item (with `attributesOnly`, one `Get` of its attributes:
+    /// the label is then empty and the lock state unknown, reported unlocked)
+    /// and one `GetSecrets` for all, sent at once.
     func read(
-        _ paths: [String], withSecrets: Bool
+        _ paths: [String], withSecrets: Bool, attributesOnly: Bool = false
     ) -> (properties: [Result<ItemProperties?, SecItemError>], secrets: [String: Data]?) {
         guard !paths.isEmpty else { return ([], withSecrets ? [:] : nil) }
-        propertyReads += paths.count
+        if !attributesOnly { propertyReads += paths.count }
         var variants = [OpaquePointer?](repeating: nil, count: paths.count)
         var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: paths.count)
         var table: OpaquePointer? = nil
@@ -305,12 +322,12 @@ final class Session {
                     errors.withUnsafeMutableBufferPointer { e in
                         if withSecrets {
                             csecitem_read_items(
-                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, nil,
-                                v.baseAddress, e.baseAddress, &table, &secretsError)
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count),
+                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, &table, &secretsError)
                         } else {
                             csecitem_read_items(
-                                service, connection, pathsBuffer.baseAddress, guint(paths.count), ms, nil,
-                                v.baseAddress, e.baseAddress, nil, nil)
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count),
+                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, nil, nil)
                         }
                     }
                 }

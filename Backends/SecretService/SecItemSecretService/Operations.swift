@@ -78,21 +78,52 @@ struct Operations {
         return (out, secrets)
     }
 
-    /// A data-only search by a whole primary key, in the two messages raw
-    /// libsecret needs for a lookup: a search by the key's hash (which finds
-    /// exactly the store's holders of the key, see ``ItemCodec/primaryKeyHash(_:namespace:)``)
-    /// and the secret of the one holder; its attributes are not read (the
-    /// item's id and attributes stay empty). `nil` when anything is unusual (a
-    /// locked collection or item, two holders while an add settles, an empty
-    /// secret that might be an item without data): the general path answers then.
+    /// A data-only lookup by a whole primary key (``ItemQuery/exactPrimaryKey``),
+    /// without the general path's `GetAll`s:
+    ///
+    /// - where the key's holder was last seen (`Session.holderPaths`): one round
+    ///   trip, that item's attributes (one `Get`, far cheaper for gnome-keyring
+    ///   than `GetAll`) and its secret, sent at once, used only if the attributes
+    ///   still make it this store's holder of the key;
+    /// - else a search by the key's hash, which finds exactly this store's holders
+    ///   of the key (``ItemCodec/primaryKeyHash(_:namespace:)``), and the one
+    ///   holder's secret: the two messages of raw libsecret's lookup.
+    ///
+    /// `nil` when anything is unusual (no holder in a locked collection, two
+    /// holders while an add settles, a locked or vanished item, an empty secret
+    /// from the search, which might be an item without data): the general path
+    /// answers then.
     private func secretOnly(of itemClass: ItemClass, holding key: PrimaryKey) throws(SecItemError) -> [FoundItem]? {
-        let found = try session.searchCheckingLock(ItemCodec.primaryKeySearch(key, namespace: namespace))
-        guard found.paths.count == 1, let path = found.paths.first else {
-            return found.paths.isEmpty && !found.locked ? [] : nil
+        let hash = ItemCodec.primaryKeyHash(key, namespace: namespace)
+        if let path = session.holderPaths[hash] {
+            if let found = try secret(ofHolder: hash, at: path) { return [found] }
+            session.rememberHolder(hash, at: nil)
+        }
+        let search = try session.searchCheckingLock(ItemCodec.primaryKeySearch(key, namespace: namespace))
+        guard search.paths.count == 1, let path = search.paths.first else {
+            return search.paths.isEmpty && !search.locked ? [] : nil
         }
         guard let data = try session.secrets([path])[path], !data.isEmpty else { return nil }
+        session.rememberHolder(hash, at: path)
         let item = StoredItem(itemClass: itemClass, id: Self.unreadID, attributes: [:], data: data)
         return [FoundItem(path: path, attributes: [:], label: "", item: item)]
+    }
+
+    /// The item at `path` with its secret, read in one round trip, if its
+    /// attributes make it this store's holder of the primary key with hash `hash`.
+    /// - Throws: what reading the attributes threw, but not that the item is gone.
+    private func secret(ofHolder hash: String, at path: String) throws(SecItemError) -> FoundItem? {
+        let read = session.read([path], withSecrets: true, attributesOnly: true)
+        guard let properties = try read.properties.first?.get(),
+            properties.attributes[ItemCodec.Reserved.primaryKey] == hash,
+            properties.attributes[ItemCodec.Reserved.namespace] == namespace,
+            var item = ItemCodec.item(from: properties.attributes, data: nil)
+        else { return nil }
+        if ItemCodec.hasData(properties.attributes) {
+            guard let data = read.secrets?[path] else { return nil }  // locked, or gone since
+            item.data = data
+        }
+        return FoundItem(path: path, attributes: properties.attributes, label: "", item: item)
     }
 
     private func unlockOrThrow(_ allowsInteraction: Bool, paths: [String]? = nil) throws(SecItemError) {
@@ -170,7 +201,10 @@ struct Operations {
                 _ = try? session.delete(path)
                 throw error
             }
-            if others.isEmpty { return }
+            if others.isEmpty {
+                if let hash = attributes[ItemCodec.Reserved.primaryKey] { session.rememberHolder(hash, at: path) }
+                return
+            }
             _ = try session.delete(path)
             if others.contains(where: { Self.older($0.item, item) }) {
                 throw SecItemError(errSecDuplicateItem, "an item with the same primary key was added concurrently")
@@ -232,7 +266,10 @@ struct Operations {
         var deleted: [FoundItem] = []
         for found in doomed {
             do throws(SecItemError) {
-                if try session.delete(found.path) { deleted.append(found) }
+                if try session.delete(found.path) {
+                    deleted.append(found)
+                    session.rememberHolder(ItemCodec.primaryKeyHash(found.item.primaryKey, namespace: namespace), at: nil)
+                }
             } catch {
                 // Re-create what was deleted (new object paths, same content); best effort.
                 for gone in deleted {
