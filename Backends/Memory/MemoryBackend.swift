@@ -30,13 +30,16 @@ public final class MemoryBackend: SecItemBackend {
         var skip: Int
     }
 
+    /// A stored item with its insertion sequence number (the order results come in).
+    private typealias Entry = (seq: Int, item: StoredItem)
+
     private struct Storage {
-        /// Items with their insertion sequence number (the order results come in).
-        var items: [UUID: (seq: Int, item: StoredItem)] = [:]
+        var items: [UUID: Entry] = [:]
         /// Ids in insertion order; may hold ids of deleted items, skipped and compacted lazily.
         var order: [UUID] = []
         var nextSeq = 0
-        var byPrimaryKey: [PrimaryKey: UUID] = [:]
+        /// The same entries as ``items`` by primary key, so a lookup by key is one hash.
+        var byPrimaryKey: [PrimaryKey: Entry] = [:]
         /// Items by the value of an attribute queries often constrain (the same
         /// ones the file backend indexes), so such queries need not scan.
         var byAttribute: [AttributeIndexKey: Set<UUID>] = [:]
@@ -78,17 +81,19 @@ public final class MemoryBackend: SecItemBackend {
                 guard let entry = items[id], query.matches(entry.item) else { return [] }
                 return [entry.item]
             }
-            if let keys = query.primaryKeyCandidates {
-                // Indexed: at most one item per candidate key.
-                if keys.count == 1 {
-                    guard let id = byPrimaryKey[keys[0]], let entry = items[id], query.matchesBeyondPrimaryKey(entry.item)
-                    else { return [] }
-                    return [entry.item]
-                }
-                var found = keys.compactMap { byPrimaryKey[$0].flatMap { items[$0] } }
-                    .filter { query.matchesBeyondPrimaryKey($0.item) }
-                found.sort { $0.seq < $1.seq }
-                return found.prefix(limit ?? found.count).map(\.item)
+            // Indexed: at most one item per candidate key, and usually one key.
+            var first: Entry?
+            var more: [Entry] = []
+            let pinned = query.forEachPrimaryKeyCandidate { key in
+                guard let entry = byPrimaryKey[key], query.matchesBeyondPrimaryKey(entry.item) else { return }
+                if first == nil { first = entry } else { more.append(entry) }
+            }
+            if pinned {
+                guard let first else { return [] }
+                guard !more.isEmpty else { return [first.item] }
+                more.append(first)
+                more.sort { $0.seq < $1.seq }
+                return more.prefix(limit ?? more.count).map(\.item)
             }
             if let ids = indexedCandidates(query) {
                 var found = ids.compactMap { items[$0] }.filter { query.matches($0.item) }
@@ -104,17 +109,22 @@ public final class MemoryBackend: SecItemBackend {
         }
 
         mutating func insert(_ item: StoredItem) {
-            items[item.id] = (nextSeq, item)
+            let entry = (seq: nextSeq, item: item)
+            items[item.id] = entry
             nextSeq += 1
             order.append(item.id)
-            byPrimaryKey[item.primaryKey] = item.id
+            byPrimaryKey[item.primaryKey] = entry
             for key in Self.indexKeys(of: item) { byAttribute[key, default: []].insert(item.id) }
         }
 
+        /// Replaces `old` by `new` (the same id) in every index. `old`'s primary key
+        /// must already be gone from ``byPrimaryKey``: an update removes every old key
+        /// first, so that updated items may take each other's keys.
         mutating func replace(_ old: StoredItem, with new: StoredItem) {
             for key in Self.indexKeys(of: old) { byAttribute[key]?.remove(old.id) }
             for key in Self.indexKeys(of: new) { byAttribute[key, default: []].insert(new.id) }
             items[new.id]?.item = new
+            byPrimaryKey[new.primaryKey] = items[new.id]
         }
 
         mutating func remove(_ item: StoredItem) {
@@ -185,13 +195,9 @@ public final class MemoryBackend: SecItemBackend {
             try s.checkFault(.update)
             let old = s.matching(query, limit: nil)
             let new = old.map(transform)
-            let index = s.byPrimaryKey
-            try checkUpdateCollisions(new) { key in index[key] }
+            try checkUpdateCollisions(new) { key in s.byPrimaryKey[key]?.item.id }
             for item in old { s.byPrimaryKey[item.primaryKey] = nil }
-            for (before, after) in zip(old, new) {
-                s.byPrimaryKey[after.primaryKey] = after.id
-                s.replace(before, with: after)
-            }
+            for (before, after) in zip(old, new) { s.replace(before, with: after) }
             return new.count
         }
     }

@@ -141,9 +141,24 @@ struct ByteWriter {
 
     /// Reserves `n` bytes and returns where they start.
     private mutating func advance(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        precondition(n <= buffer.count - count, "ByteWriter: more bytes than measured")
-        defer { count += n }
-        return buffer.baseAddress! + count
+        let start = count
+        count += n
+        precondition(count <= buffer.count, "ByteWriter: more bytes than measured")
+        return buffer.baseAddress! + start
+    }
+
+    /// Leaves `n` bytes to be filled later (``patchBigEndian(_:at:)``) and returns their offset.
+    mutating func skip(_ n: Int) -> Int {
+        _ = advance(n)
+        return count - n
+    }
+
+    /// Writes `value` over the 4 bytes at `offset`, which were written or skipped before.
+    mutating func patchBigEndian(_ value: UInt32, at offset: Int) {
+        precondition(offset >= 0 && offset + 4 <= count)
+        withUnsafeBytes(of: value.bigEndian) {
+            UnsafeMutableRawPointer(buffer.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: 4)
+        }
     }
 
     mutating func write(_ byte: UInt8) {

@@ -105,14 +105,22 @@ public struct ItemQuery: Sendable, Hashable {
     /// the candidates with ``matches(_:)`` (other attributes may be constrained).
     /// `nil` when the query does not pin the whole key.
     public var primaryKeyCandidates: [PrimaryKey]? {
-        guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return nil }
+        var keys: [PrimaryKey] = []
+        return forEachPrimaryKeyCandidate { keys.append($0) } ? keys : nil
+    }
+
+    /// Calls `body` with each of ``primaryKeyCandidates`` in order, without
+    /// building the array (a lookup by one key then allocates nothing for it).
+    /// - Returns: `false`, without calling `body`, when the query does not pin the whole key.
+    public func forEachPrimaryKeyCandidate(_ body: (PrimaryKey) -> Void) -> Bool {
+        guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return false }
         let syncValues = synchronizable.storedValues
         if accessGroups.count == 1 {
-            return PrimaryKey.candidates(
-                itemClass: itemClass, attributes: attributes, groups: accessGroups, syncValues: syncValues)
+            return PrimaryKey.forEachCandidate(
+                itemClass: itemClass, attributes: attributes, groups: accessGroups, syncValues: syncValues, body)
         }
-        return PrimaryKey.candidates(
-            itemClass: itemClass, attributes: attributes, groups: accessGroups.sorted(), syncValues: syncValues)
+        return PrimaryKey.forEachCandidate(
+            itemClass: itemClass, attributes: attributes, groups: accessGroups.sorted(), syncValues: syncValues, body)
     }
 
     /// The primary key an item must hold to match, when holding it is also

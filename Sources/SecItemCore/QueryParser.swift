@@ -230,7 +230,7 @@ struct ParsedDictionary {
             throw SecItemError(errSecParam, "a query by kSecValuePersistentRef cannot also constrain attributes")
         }
         // One lookup answers both "is it an attribute of this class?" and "of what kind?".
-        guard let kind = itemClass.attributeKinds.kind(of: code) else {
+        guard let kind = itemClass.attributeKind(of: code) else {
             throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute of class \(itemClass.rawValue)")
         }
         switch code {

@@ -12,20 +12,20 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The four-letter class name (`genp`, …).
     public var description: String { rawValue }
 
-    /// The class's attributes with their kinds: one lookup tells whether a key is
-    /// an attribute of the class and how its value is taken.
-    var attributeKinds: AttributeKindTable {
+    /// The kind of the class's attribute with `code`, or `nil` when the class has
+    /// no such attribute: one lookup tells both.
+    func attributeKind(of code: AttributeCode) -> AttributeKind? {
         switch self {
-        case .genericPassword: return Schema.genpKinds
-        case .internetPassword: return Schema.inetKinds
-        case .certificate: return Schema.certKinds
-        case .key: return Schema.keysKinds
-        case .identity: return AttributeKindTable([])
+        case .genericPassword: return Schema.genpKinds.kind(of: code)
+        case .internetPassword: return Schema.inetKinds.kind(of: code)
+        case .certificate: return Schema.certKinds.kind(of: code)
+        case .key: return Schema.keysKinds.kind(of: code)
+        case .identity: return nil
         }
     }
 
-    /// The class's own primary-key attributes (without `agrp` and `sync`) with their kinds.
-    var classKeyKinds: [(String, AttributeKind)] {
+    /// The class's own primary-key attributes (without `agrp` and `sync`) with their codes and kinds.
+    var classKeyKinds: [KeyAttribute] {
         switch self {
         case .genericPassword: return Schema.genpClassKeyKinds
         case .internetPassword: return Schema.inetClassKeyKinds
@@ -35,8 +35,8 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
         }
     }
 
-    /// ``primaryKeyAttributes`` with their kinds, for building keys without lookups.
-    var primaryKeyKinds: [(String, AttributeKind)] {
+    /// ``primaryKeyAttributes`` with their codes and kinds, for building keys without lookups.
+    var primaryKeyKinds: [KeyAttribute] {
         switch self {
         case .genericPassword: return Schema.genpPrimaryKeyKinds
         case .internetPassword: return Schema.inetPrimaryKeyKinds
@@ -116,10 +116,10 @@ public enum Schema {
     static let inetClassKeyKinds = inetPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
     static let certClassKeyKinds = certPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
     static let keysClassKeyKinds = keysPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
-    static let genpPrimaryKeyKinds = genpPrimaryKey.map { ($0, kind(of: $0)) }
-    static let inetPrimaryKeyKinds = inetPrimaryKey.map { ($0, kind(of: $0)) }
-    static let certPrimaryKeyKinds = certPrimaryKey.map { ($0, kind(of: $0)) }
-    static let keysPrimaryKeyKinds = keysPrimaryKey.map { ($0, kind(of: $0)) }
+    static let genpPrimaryKeyKinds = genpPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
+    static let inetPrimaryKeyKinds = inetPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
+    static let certPrimaryKeyKinds = certPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
+    static let keysPrimaryKeyKinds = keysPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
 
     static let blobKeys: Set<String> = [
         "acct", "svce", "labl", "desc", "icmt", "gena", "sdmn", "srvr", "atyp", "path", "atag", "alis", "accc",
@@ -173,6 +173,9 @@ public enum Schema {
     }
 }
 
+/// A primary-key attribute: its name, the same as an ``AttributeCode``, and its kind.
+typealias KeyAttribute = (name: String, code: AttributeCode, kind: AttributeKind)
+
 /// An attribute key's four bytes as one big-endian integer (`acct` is 0x61636374):
 /// the parser tells keys apart with integer compares instead of String hashing.
 struct AttributeCode: Hashable, Comparable {
@@ -201,24 +204,24 @@ struct AttributeCode: Hashable, Comparable {
 /// A set of attribute keys with their kinds, searched by ``AttributeCode``
 /// (a binary search over a few dozen integers, no hashing).
 struct AttributeKindTable: Sendable {
-    private let codes: [AttributeCode]
-    private let kinds: [AttributeKind]
+    /// Sorted by code.
+    private let entries: [(code: AttributeCode, kind: AttributeKind)]
 
     /// The table of `keys`, each with its kind (``Schema/kind(of:)``).
     init(_ keys: Set<String>) {
-        let entries = keys.map { (AttributeCode($0), Schema.kind(of: $0)) }.sorted { $0.0 < $1.0 }
-        codes = entries.map(\.0)
-        kinds = entries.map(\.1)
+        entries = keys.map { (AttributeCode($0), Schema.kind(of: $0)) }.sorted { $0.code < $1.code }
     }
 
     /// The kind of the attribute with `code`, or `nil` when it is not in the table.
     func kind(of code: AttributeCode) -> AttributeKind? {
-        var low = 0
-        var high = codes.count
-        while low < high {
-            let mid = (low + high) / 2
-            if codes[mid] < code { low = mid + 1 } else { high = mid }
+        entries.withUnsafeBufferPointer { entries in
+            var low = 0
+            var high = entries.count
+            while low < high {
+                let mid = (low + high) / 2
+                if entries[mid].code < code { low = mid + 1 } else { high = mid }
+            }
+            return low < entries.count && entries[low].code == code ? entries[low].kind : nil
         }
-        return low < codes.count && codes[low] == code ? kinds[low] : nil
     }
 }

@@ -58,8 +58,8 @@ public struct PrimaryKey: Sendable, Hashable {
     public init(itemClass: ItemClass, attributes: [String: AttributeValue]) {
         let keyKinds = itemClass.primaryKeyKinds
         self = withUnsafeTemporaryAllocation(of: AttributeValue.self, capacity: keyKinds.count) { values in
-            for (i, (key, _)) in keyKinds.enumerated() {
-                values.initializeElement(at: i, to: attributes[key] ?? Schema.defaultValue(for: key))
+            for (i, key) in keyKinds.enumerated() {
+                values.initializeElement(at: i, to: attributes[key.name] ?? Schema.defaultValue(for: key.name))
             }
             defer { values.baseAddress!.deinitialize(count: keyKinds.count) }
             return PrimaryKey(bytes: Self.encode(itemClass, UnsafeBufferPointer(values)))
@@ -89,53 +89,63 @@ public struct PrimaryKey: Sendable, Hashable {
     private static func encode(_ itemClass: ItemClass, _ values: UnsafeBufferPointer<AttributeValue>) -> [UInt8] {
         let keyKinds = itemClass.primaryKeyKinds
         precondition(values.count == keyKinds.count)
+        // Each attribute: its name (4 bytes: the code, big-endian), a 4-byte length, the value.
         var count = itemClass.rawValue.utf8.count
-        for (i, (key, kind)) in keyKinds.enumerated() {
-            count += key.utf8.count + 4 + values[i].canonicalByteCount(kind: kind)
+        for (i, key) in keyKinds.enumerated() {
+            count += 4 + 4 + values[i].canonicalByteCount(kind: key.kind)
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
             var writer = ByteWriter(buffer)
             writer.write(itemClass.rawValue)
-            for (i, (key, kind)) in keyKinds.enumerated() {
-                writer.write(key)
-                writer.writeBigEndian(UInt32(values[i].canonicalByteCount(kind: kind)))
-                values[i].writeCanonicalBytes(kind: kind, to: &writer)
+            for (i, key) in keyKinds.enumerated() {
+                writer.writeBigEndian(key.code.rawValue)
+                let length = writer.skip(4)
+                values[i].writeCanonicalBytes(kind: key.kind, to: &writer)
+                writer.patchBigEndian(UInt32(writer.count - length - 4), at: length)
             }
             precondition(writer.count == count)
             return [UInt8](UnsafeBufferPointer(buffer))
         }
     }
 
-    /// The primary keys of items of `itemClass` whose class attributes are
-    /// `attributes` (which must hold every one of them), in each of `groups` and
-    /// each synchronizable state of `syncValues`. `agrp` and `sync` come last in
-    /// every class's key.
-    /// `nil` when `attributes` lacks one of the class's key attributes.
-    static func candidates(
+    /// Calls `body` with the primary key of an item of `itemClass` whose class
+    /// attributes are `attributes`, in each of `groups` and each synchronizable
+    /// state of `syncValues`, in that order. `agrp` and `sync` come last in every
+    /// class's key.
+    /// - Returns: `false`, without calling `body`, when `attributes` lacks one of
+    ///   the class's key attributes.
+    static func forEachCandidate(
         itemClass: ItemClass, attributes: [String: AttributeValue], groups: some Collection<String>,
-        syncValues: [Int64]
-    ) -> [PrimaryKey]? {
-        let classKeyKinds = itemClass.classKeyKinds
+        syncValues: [Int64], _ body: (PrimaryKey) -> Void
+    ) -> Bool {
+        let keyKinds = itemClass.classKeyKinds
+        let keyCount = keyKinds.count
+        guard attributes.count >= keyCount else { return false }
         // The key's values, gathered on the stack: the class's own, then agrp and sync.
-        return withUnsafeTemporaryAllocation(of: AttributeValue.self, capacity: classKeyKinds.count + 2) { values in
-            var gathered = 0
-            defer { values.baseAddress!.deinitialize(count: gathered) }
-            for (key, _) in classKeyKinds {
-                guard let value = attributes[key] else { return nil }
-                values.initializeElement(at: gathered, to: value)
-                gathered += 1
+        return withUnsafeTemporaryAllocation(of: AttributeValue.self, capacity: keyCount + 2) { values in
+            // The class's own in one pass over the attributes, by code (no hashing);
+            // bit i of `found` says values[i] is initialized.
+            var found: UInt64 = 0
+            defer {
+                for i in 0..<keyCount where found & (1 << i) != 0 { (values.baseAddress! + i).deinitialize(count: 1) }
             }
-            var keys: [PrimaryKey] = []
-            keys.reserveCapacity(groups.count * syncValues.count)
+            for (key, value) in attributes {
+                guard let code = Schema.attributeCode(key), let i = keyKinds.firstIndex(where: { $0.code == code }),
+                    found & (1 << i) == 0
+                else { continue }
+                values.initializeElement(at: i, to: value)
+                found |= 1 << i
+            }
+            guard found == (1 << keyCount) - 1 else { return false }
             for group in groups {
                 for sync in syncValues {
-                    values.initializeElement(at: gathered, to: .string(group))
-                    values.initializeElement(at: gathered + 1, to: .number(sync))
-                    keys.append(PrimaryKey(bytes: encode(itemClass, UnsafeBufferPointer(values))))
-                    (values.baseAddress! + gathered).deinitialize(count: 2)
+                    values.initializeElement(at: keyCount, to: .string(group))
+                    values.initializeElement(at: keyCount + 1, to: .number(sync))
+                    body(PrimaryKey(bytes: encode(itemClass, UnsafeBufferPointer(values))))
+                    (values.baseAddress! + keyCount).deinitialize(count: 2)
                 }
             }
-            return keys
+            return true
         }
     }
 }
