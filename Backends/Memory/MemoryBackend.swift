@@ -31,7 +31,17 @@ public final class MemoryBackend: SecItemBackend {
     }
 
     /// A stored item with its insertion sequence number (the order results come in).
-    private typealias Entry = (seq: Int, item: StoredItem)
+    /// One immutable object shared by every index, so an index hit copies a reference,
+    /// not the item; an update files a new entry.
+    private final class Entry {
+        let seq: Int
+        let item: StoredItem
+
+        init(seq: Int, item: StoredItem) {
+            self.seq = seq
+            self.item = item
+        }
+    }
 
     private struct Storage {
         var items: [UUID: Entry] = [:]
@@ -109,7 +119,7 @@ public final class MemoryBackend: SecItemBackend {
         }
 
         mutating func insert(_ item: StoredItem) {
-            let entry = (seq: nextSeq, item: item)
+            let entry = Entry(seq: nextSeq, item: item)
             items[item.id] = entry
             nextSeq += 1
             order.append(item.id)
@@ -123,8 +133,10 @@ public final class MemoryBackend: SecItemBackend {
         mutating func replace(_ old: StoredItem, with new: StoredItem) {
             for key in Self.indexKeys(of: old) { byAttribute[key]?.remove(old.id) }
             for key in Self.indexKeys(of: new) { byAttribute[key, default: []].insert(new.id) }
-            items[new.id]?.item = new
-            byPrimaryKey[new.primaryKey] = items[new.id]
+            guard let seq = items[new.id]?.seq else { return }
+            let entry = Entry(seq: seq, item: new)
+            items[new.id] = entry
+            byPrimaryKey[new.primaryKey] = entry
         }
 
         mutating func remove(_ item: StoredItem) {

@@ -57,46 +57,37 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The canonical encoding, described once: a tag byte, then the value's bytes.
-    private enum CanonicalBody {
-        case utf8(String)
-        case bytes(Data)
-        case decimal(Int64)
-        case bigEndian(UInt64)
-    }
-
-    private func canonicalForm(kind: AttributeKind) -> (tag: UInt8, body: CanonicalBody) {
+    /// The first byte of ``canonicalBytes(kind:)``: what the value counts as for
+    /// its kind. The rest (``writeCanonicalBody(to:)``) depends on the value alone.
+    private func canonicalTag(kind: AttributeKind) -> UInt8 {
         switch (kind, self) {
-        case (.blob, .string(let s)), (.string, .string(let s)), (.access, .string(let s)),
-            (.data, .string(let s)):
-            return (0x62, .utf8(s))
-        case (_, .data(let d)): return (0x62, .bytes(d))
-        case (.blob, .number(let n)): return (0x62, .decimal(n))
-        case (_, .number(let n)): return (0x6E, .decimal(n))
-        case (_, .string(let s)): return (0x73, .utf8(s))
-        case (_, .date(let d)): return (0x64, .bigEndian(d.timeIntervalSinceReferenceDate.bitPattern))
+        case (.blob, .string), (.string, .string), (.access, .string), (.data, .string): return 0x62
+        case (_, .data): return 0x62
+        case (.blob, .number): return 0x62
+        case (_, .number): return 0x6E
+        case (_, .string): return 0x73
+        case (_, .date): return 0x64
         }
     }
 
     /// The length of ``canonicalBytes(kind:)``, without building them.
     func canonicalByteCount(kind: AttributeKind) -> Int {
-        switch canonicalForm(kind: kind).body {
-        case .utf8(let s): return 1 + s.utf8.count
-        case .bytes(let d): return 1 + d.count
-        case .decimal(let n): return 1 + ByteWriter.decimalCount(n)
-        case .bigEndian: return 1 + 8
+        switch self {
+        case .string(let s): return 1 + s.utf8.count
+        case .data(let d): return 1 + d.count
+        case .number(let n): return 1 + ByteWriter.decimalCount(n)
+        case .date: return 1 + 8
         }
     }
 
     /// Writes ``canonicalBytes(kind:)`` (``canonicalByteCount(kind:)`` bytes).
     func writeCanonicalBytes(kind: AttributeKind, to writer: inout ByteWriter) {
-        let (tag, body) = canonicalForm(kind: kind)
-        writer.write(tag)
-        switch body {
-        case .utf8(let s): writer.write(s)
-        case .bytes(let d): writer.write(d)
-        case .decimal(let n): writer.writeDecimal(n)
-        case .bigEndian(let bits): writer.writeBigEndian(bits)
+        writer.write(canonicalTag(kind: kind))
+        switch self {
+        case .string(let s): writer.write(s)
+        case .data(let d): writer.write(d)
+        case .number(let n): writer.writeDecimal(n)
+        case .date(let d): writer.writeBigEndian(d.timeIntervalSinceReferenceDate.bitPattern)
         }
     }
 

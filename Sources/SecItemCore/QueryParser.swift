@@ -166,8 +166,6 @@ struct ParsedDictionary {
             persistentRef = ref
         case "v_Ref":
             throw SecItemError(errSecParam, "kSecValueRef (SecKey/SecCertificate objects) is not supported on Linux")
-        case _ where key.hasPrefix("v_"):
-            throw SecItemError(errSecParam, "'\(key)' is not a kSecValue key")
         case "r_Data", "r_Attributes", "r_Ref", "r_PersistentRef":
             guard role == .add || role == .search else { return }
             guard let b = raw.asBool else {
@@ -179,6 +177,8 @@ struct ParsedDictionary {
             case "r_Ref": returns.ref = b
             default: returns.persistentRef = b
             }
+        case _ where key.hasPrefix("v_"):
+            throw SecItemError(errSecParam, "'\(key)' is not a kSecValue key")
         case _ where key.hasPrefix("r_"):
             guard role == .add || role == .search else { return }
             throw SecItemError(errSecParam, "'\(key)' is not a kSecReturn key")

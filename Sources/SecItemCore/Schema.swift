@@ -193,12 +193,18 @@ struct AttributeCode: Hashable, Comparable {
         self.rawValue = rawValue
     }
 
+    /// The code of the four ASCII letters `a`, `b`, `c`, `d` (folded at compile time).
+    private init(_ a: Unicode.Scalar, _ b: Unicode.Scalar, _ c: Unicode.Scalar, _ d: Unicode.Scalar) {
+        rawValue = UInt32(UInt8(ascii: a)) << 24 | UInt32(UInt8(ascii: b)) << 16 | UInt32(UInt8(ascii: c)) << 8
+            | UInt32(UInt8(ascii: d))
+    }
+
     /// `kSecAttrAccessGroup`.
-    static let accessGroup = AttributeCode("agrp")
+    static var accessGroup: AttributeCode { AttributeCode("a", "g", "r", "p") }
     /// `kSecAttrSynchronizable`.
-    static let synchronizable = AttributeCode("sync")
+    static var synchronizable: AttributeCode { AttributeCode("s", "y", "n", "c") }
     /// `kSecUseDataProtectionKeychain`: attribute-shaped, but not an attribute.
-    static let dataProtectionKeychain = AttributeCode("nleg")
+    static var dataProtectionKeychain: AttributeCode { AttributeCode("n", "l", "e", "g") }
 }
 
 /// A set of attribute keys with their kinds, searched by ``AttributeCode``
@@ -218,7 +224,7 @@ struct AttributeKindTable: Sendable {
             var low = 0
             var high = entries.count
             while low < high {
-                let mid = (low + high) / 2
+                let mid = (low &+ high) &>> 1
                 if entries[mid].code < code { low = mid + 1 } else { high = mid }
             }
             return low < entries.count && entries[low].code == code ? entries[low].kind : nil
