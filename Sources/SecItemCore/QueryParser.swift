@@ -84,7 +84,7 @@ struct ParsedDictionary {
             guard case .string(let name) = RawValue(rawClass) else {
                 throw SecItemError(errSecParam, "kSecClass must be a string such as kSecClassGenericPassword")
             }
-            guard let cls = ItemClass(rawValue: name) else {
+            guard let cls = ItemClass(name: name) else {
                 throw SecItemError(errSecNoSuchClass, "'\(name)' is not a keychain item class")
             }
             parsed.itemClass = cls

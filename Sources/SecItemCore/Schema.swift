@@ -12,6 +12,19 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The four-letter class name (`genp`, …).
     public var description: String { rawValue }
 
+    /// The class named `name`: `init(rawValue:)` by ``AttributeCode``, without its String compares.
+    init?(name: String) {
+        switch Schema.attributeCode(name) {
+        case AttributeCode("g", "e", "n", "p"): self = .genericPassword
+        case AttributeCode("i", "n", "e", "t"): self = .internetPassword
+        case AttributeCode("c", "e", "r", "t"): self = .certificate
+        case AttributeCode("k", "e", "y", "s"): self = .key
+        case AttributeCode("i", "d", "n", "t"): self = .identity
+        default: return nil
+        }
+        assert(self == ItemClass(rawValue: name))
+    }
+
     /// The kind of the class's attribute with `code`, or `nil` when the class has
     /// no such attribute: one lookup tells both.
     func attributeKind(of code: AttributeCode) -> AttributeKind? {
@@ -151,15 +164,17 @@ public enum Schema {
     /// is errSecNoSuchAttr rather than errSecParam; `nil` for any other key.
     static func attributeCode(_ key: String) -> AttributeCode? {
         guard key.utf8.count == 4 else { return nil }
-        var key = key
-        return key.withUTF8 { bytes in
-            var code: UInt32 = 0
-            for byte in bytes {
-                guard byte != UInt8(ascii: "_") else { return nil }
-                code = code << 8 | UInt32(byte)
-            }
-            return AttributeCode(rawValue: code)
+        // In place (the common case, and much cheaper than `withUTF8`), else from a copy.
+        return key.utf8.withContiguousStorageIfAvailable(packAttributeCode) ?? packAttributeCode(Array(key.utf8))
+    }
+
+    private static func packAttributeCode(_ bytes: some Sequence<UInt8>) -> AttributeCode? {
+        var code: UInt32 = 0
+        for byte in bytes {
+            guard byte != UInt8(ascii: "_") else { return nil }
+            code = code << 8 | UInt32(byte)
         }
+        return AttributeCode(rawValue: code)
     }
 
     /// The value an absent primary-key attribute counts as (contract §3).
@@ -194,7 +209,7 @@ struct AttributeCode: Hashable, Comparable {
     }
 
     /// The code of the four ASCII letters `a`, `b`, `c`, `d` (folded at compile time).
-    private init(_ a: Unicode.Scalar, _ b: Unicode.Scalar, _ c: Unicode.Scalar, _ d: Unicode.Scalar) {
+    init(_ a: Unicode.Scalar, _ b: Unicode.Scalar, _ c: Unicode.Scalar, _ d: Unicode.Scalar) {
         rawValue = UInt32(UInt8(ascii: a)) << 24 | UInt32(UInt8(ascii: b)) << 16 | UInt32(UInt8(ascii: c)) << 8
             | UInt32(UInt8(ascii: d))
     }
