@@ -80,7 +80,7 @@ struct ParsedDictionary {
         // The class first, so the attribute set is known.
         if role == .changes {
             parsed.itemClass = fixedClass
-        } else if let rawClass = dictionary["class"] {
+        } else if let rawClass = classValue(in: dictionary) {
             guard case .string(let name) = RawValue(rawClass) else {
                 throw SecItemError(errSecParam, "kSecClass must be a string such as kSecClassGenericPassword")
             }
@@ -125,6 +125,13 @@ struct ParsedDictionary {
         return parsed
     }
 
+    /// `dictionary["class"]`: for the few keys of a typical query, comparing them is
+    /// cheaper than hashing one.
+    private static func classValue(in dictionary: [String: Any]) -> Any? {
+        guard dictionary.count <= 8 else { return dictionary["class"] }
+        return dictionary.keys.firstIndex { $0 == "class" }.map { dictionary.values[$0] }
+    }
+
     private mutating func take(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
         throws(SecItemError)
     {
@@ -143,7 +150,19 @@ struct ParsedDictionary {
             }
             throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute and cannot be updated")
         }
+        // The cases are disjoint; the kSecReturn keys, the commonest in a search, come first.
         switch key {
+        case "r_Data", "r_Attributes", "r_Ref", "r_PersistentRef":
+            guard role == .add || role == .search else { return }
+            guard let b = raw.asBool else {
+                throw SecItemError(errSecParam, "\(key) must be a Bool, not \(raw.typeName)")
+            }
+            switch key {
+            case "r_Data": returns.data = b
+            case "r_Attributes": returns.attributes = b
+            case "r_Ref": returns.ref = b
+            default: returns.persistentRef = b
+            }
         case "nleg":
             return  // kSecUseDataProtectionKeychain: accepted and ignored.
         case "v_Data":
@@ -166,17 +185,6 @@ struct ParsedDictionary {
             persistentRef = ref
         case "v_Ref":
             throw SecItemError(errSecParam, "kSecValueRef (SecKey/SecCertificate objects) is not supported on Linux")
-        case "r_Data", "r_Attributes", "r_Ref", "r_PersistentRef":
-            guard role == .add || role == .search else { return }
-            guard let b = raw.asBool else {
-                throw SecItemError(errSecParam, "\(key) must be a Bool, not \(raw.typeName)")
-            }
-            switch key {
-            case "r_Data": returns.data = b
-            case "r_Attributes": returns.attributes = b
-            case "r_Ref": returns.ref = b
-            default: returns.persistentRef = b
-            }
         case _ where key.hasPrefix("v_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecValue key")
         case _ where key.hasPrefix("r_"):
