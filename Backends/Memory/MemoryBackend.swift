@@ -41,6 +41,11 @@ public final class MemoryBackend: SecItemBackend {
             self.seq = seq
             self.item = item
         }
+
+        /// ``ItemQuery/matchesBeyondPrimaryKey(_:)`` of the item, which it reads in place.
+        func matchesBeyondPrimaryKey(_ query: ItemQuery) -> Bool {
+            query.matchesBeyondPrimaryKey(item)
+        }
     }
 
     private struct Storage {
@@ -95,7 +100,7 @@ public final class MemoryBackend: SecItemBackend {
             var first: Entry?
             var more: [Entry] = []
             let pinned = query.forEachPrimaryKeyCandidate { key in
-                guard let entry = byPrimaryKey[key], query.matchesBeyondPrimaryKey(entry.item) else { return }
+                guard let entry = byPrimaryKey[key], entry.matchesBeyondPrimaryKey(query) else { return }
                 if first == nil { first = entry } else { more.append(entry) }
             }
             if pinned {

@@ -189,11 +189,12 @@ public struct SecItemClient: Sendable {
 enum ResultShaper {
     static func shape(_ items: [StoredItem], returns: ReturnFlags, asArray: Bool) -> Any? {
         if !asArray {
-            guard let item = items.first else { return nil }
-            if returns.count >= 2 { return dictionary(item, returns: returns) }
-            if returns.data { return item.data }
-            if returns.attributes { return attributes(of: item) }
-            if returns.persistentRef { return item.persistentReference }
+            // items[0]'s fields are read in place: a copy of the whole item costs more than a lookup's data.
+            guard !items.isEmpty else { return nil }
+            if returns.count >= 2 { return dictionary(items[0], returns: returns) }
+            if returns.data { return items[0].data }
+            if returns.attributes { return attributes(of: items[0]) }
+            if returns.persistentRef { return items[0].persistentReference }
             return nil  // kSecReturnRef alone (no SecKeychainItem objects on Linux) or no return keys.
         }
         if returns.count >= 2 { return items.map { dictionary($0, returns: returns) } }
