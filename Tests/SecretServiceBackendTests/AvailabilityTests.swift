@@ -45,6 +45,9 @@ struct SecretServiceAvailabilityTests {
         let session = try PrivateSession(withKeyring: true)
         let helper = try HelperProcess(environment: session.environment)
         #expect(try helper.run("add s a").kind == "ok")
+        // Misses before locking: the helper then knows the collection unlocked, until a signal.
+        #expect(try helper.run("find s nothing-yet").status == errSecItemNotFound)
+        #expect(try helper.run("find s nothing-yet").status == errSecItemNotFound)
         try session.lockLogin()
         let find = try helper.run("find s a")
         #expect(find.status == errSecInteractionNotAllowed, "\(find)")

@@ -239,6 +239,28 @@ struct SecretServiceBackendTests {
         #expect(backend.propertyReads == before + 2)
     }
 
+    @Test("a miss reads the collection's lock state only when a provider signal came in since")
+    func missesAndLockState() throws {
+        let single = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        let miss = { (account: String) in
+            _ = #expect(throws: SecItemError.itemNotFound) {
+                try single.copyMatchingItems(self.genp("misses", account, [kSecReturnData as String: true]))
+            }
+        }
+        miss("first")
+        let reads = backend.lockReads
+        #expect(reads >= 1, "the first miss asks")
+        // Tests running in parallel write to the same collection (each write is a
+        // signal), so some misses may ask again, but not most of twenty quick ones.
+        for i in 0..<20 { miss("m\(i)") }
+        #expect(backend.lockReads - reads <= 10, "\(backend.lockReads - reads) of 20 misses read the lock state")
+        // A write makes the provider signal ItemCreated: the next miss asks again.
+        try SharedService.client(try SharedService.backend()).addItem(genp("misses", "elsewhere"))
+        let beforeWrite = backend.lockReads
+        miss("after")
+        #expect(backend.lockReads == beforeWrite + 1)
+    }
+
     @Test("where a holder was last seen is only a hint: changes by another session are seen")
     func staleHolders() throws {
         let single = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))

@@ -65,6 +65,7 @@ final class Session {
     }
 
     deinit {
+        if let lockWatch { csecitem_watch_stop(lockWatch) }
         csecitem_object_unref(UnsafeMutableRawPointer(service))
         csecitem_object_unref(UnsafeMutableRawPointer(connection))
     }
@@ -243,15 +244,50 @@ final class Session {
     /// follow misses), else only when it comes back empty (a hit does not need it).
     var lastSearchWasEmpty = false
 
-    /// Collection.SearchItems, and the collection's `Locked` property: asked at
-    /// once (one round trip) after an empty search, else only when this one is
-    /// empty. `locked` is only meaningful when `paths` is empty.
+    /// The provider's signals, counted (`CSecItemWatch`); started by the first
+    /// empty search, `nil` when the bus refused the match rules.
+    private var lockWatch: UnsafeMutablePointer<CSecItemWatch>?
+    private var lockWatchStarted = false
+    /// The watch's count when the collection was last read unlocked: while the
+    /// count has not moved, no lock, unlock or other change of the provider's
+    /// has come in since, and the collection is still unlocked.
+    private var unlockedAsOf: gint?
+    /// How many times this session has read the collection's `Locked` (tests).
+    private(set) var lockReads = 0
+
+    /// The watch's count now, starting the watch on first use.
+    private func lockGeneration() -> gint? {
+        if !lockWatchStarted {
+            lockWatchStarted = true
+            lockWatch = csecitem_watch_start(connection, collectionPath, timeoutMilliseconds)
+        }
+        return lockWatch.map { csecitem_watch_generation($0) }
+    }
+
+    /// Whether the collection is known to be unlocked with no provider signal since.
+    private var knownUnlocked: Bool {
+        guard let unlockedAsOf, let lockWatch else { return false }
+        return csecitem_watch_generation(lockWatch) == unlockedAsOf
+    }
+
+    /// Records a `Locked` read made when the watch's count was `generation`.
+    private func noteLockState(_ locked: Bool, readAt generation: gint?) {
+        lockReads += 1
+        unlockedAsOf = locked ? nil : generation
+    }
+
+    /// Collection.SearchItems, and when it comes back empty, whether the
+    /// collection is locked: known without asking while no provider signal has
+    /// come in since it was last read unlocked, else asked at once (one round
+    /// trip) after an empty search, or after this one. `locked` is only
+    /// meaningful when `paths` is empty.
     func searchCheckingLock(
         _ attributes: [String: String]
     ) throws(SecItemError) -> (paths: [String], locked: Bool) {
         let table = Self.hashTable(attributes)
         defer { csecitem_hash_unref(table) }
-        let speculate = lastSearchWasEmpty
+        let speculate = lastSearchWasEmpty && !knownUnlocked
+        let generation = speculate ? lockGeneration() : nil  // read before asking
         var locked: gboolean = 0
         var lockError: UnsafeMutablePointer<GError>? = nil
         var searchError: UnsafeMutablePointer<GError>? = nil
@@ -267,13 +303,20 @@ final class Session {
         let found = Self.strings(consuming: paths)
         lastSearchWasEmpty = found.isEmpty
         guard found.isEmpty else { return (found, false) }
-        guard speculate else { return (found, try collectionLocked()) }
+        if knownUnlocked { return (found, false) }
+        guard speculate else {
+            let before = lockGeneration()
+            let isLocked = try collectionLocked()
+            noteLockState(isLocked, readAt: before)
+            return (found, isLocked)
+        }
         if let lockFailure {
             if lockFailure.status == errSecInvalidItemRef {
                 throw SecItemError(errSecNoSuchKeychain, "the collection \(collectionPath) no longer exists")
             }
             throw lockFailure
         }
+        noteLockState(locked != 0, readAt: generation)
         return (found, locked != 0)
     }
 

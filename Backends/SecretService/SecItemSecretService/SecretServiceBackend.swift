@@ -156,6 +156,8 @@ public final class SecretServiceBackend: SecItemBackend {
 
     /// Item property reads sent so far on the current session (see `Session.propertyReads`).
     var propertyReads: Int { (try? connection.withSession { $0.propertyReads }) ?? 0 }
+    /// Reads of the collection's `Locked` so far on the current session (see `Session.lockReads`).
+    var lockReads: Int { (try? connection.withSession { $0.lockReads }) ?? 0 }
 
     // MARK: SecItemBackend
 
