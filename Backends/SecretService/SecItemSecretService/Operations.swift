@@ -96,7 +96,7 @@ struct Operations {
     private func secretOnly(of itemClass: ItemClass, holding key: PrimaryKey) throws(SecItemError) -> [FoundItem]? {
         let hash = ItemCodec.primaryKeyHash(key, namespace: namespace)
         if let path = session.holderPaths[hash] {
-            if let found = try secret(ofHolder: hash, at: path) { return [found] }
+            if let found = try secret(ofHolder: key, hash: hash, at: path) { return [found] }
             session.rememberHolder(hash, at: nil)
         }
         let search = try session.searchCheckingLock(ItemCodec.primaryKeySearch(key, namespace: namespace))
@@ -110,14 +110,14 @@ struct Operations {
     }
 
     /// The item at `path` with its secret, read in one round trip, if its
-    /// attributes make it this store's holder of the primary key with hash `hash`.
+    /// attributes make it this store's holder of `key` (whose hash is `hash`).
     /// - Throws: what reading the attributes threw, but not that the item is gone.
-    private func secret(ofHolder hash: String, at path: String) throws(SecItemError) -> FoundItem? {
+    private func secret(ofHolder key: PrimaryKey, hash: String, at path: String) throws(SecItemError) -> FoundItem? {
         let read = session.read([path], withSecrets: true, attributesOnly: true)
         guard let properties = try read.properties.first?.get(),
             properties.attributes[ItemCodec.Reserved.primaryKey] == hash,
             properties.attributes[ItemCodec.Reserved.namespace] == namespace,
-            var item = ItemCodec.item(from: properties.attributes, data: nil)
+            var item = ItemCodec.item(from: properties.attributes, data: nil), item.primaryKey == key
         else { return nil }
         if ItemCodec.hasData(properties.attributes) {
             guard let data = read.secrets?[path] else { return nil }  // locked, or gone since
