@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "SecItem", targets: ["SecItem"]),
         .library(name: "SecItemCore", targets: ["SecItemCore"]),
+        .library(name: "SecItemTools", targets: ["SecItemTools"]),
         .library(name: "SecItemConformance", targets: ["SecItemConformance"]),
         .library(name: "SecItemMemory", targets: ["SecItemMemory"]),
         .library(name: "SecItemSQLite", targets: ["SecItemSQLite"]),
@@ -20,8 +21,15 @@ let package = Package(
             dependencies: ["SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService"],
             path: "Sources/SecItem"
         ),
+        // Operator tooling (export/import, transfer, file maintenance, diagnosis): the CLI
+        // and tests import it; apps importing SecItem do not compile it.
+        .target(
+            name: "SecItemTools",
+            dependencies: ["SecItem", "SecItemCore", "SecItemSQLite"],
+            path: "Sources/SecItemTools"
+        ),
         .target(name: "SecItemConformance", dependencies: ["SecItemCore", "SecItemMemory"], path: "Sources/SecItemConformance"),
-        .executableTarget(name: "secitem", dependencies: ["SecItem"], path: "Sources/secitem"),
+        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemTools"], path: "Sources/secitem"),
 
         // MARK: Backends
         .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),
@@ -108,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemMemory"],
+            dependencies: ["SecItem", "SecItemTools", "SecItemMemory"],
             path: "Tests/CLITests"
         ),
     ]

@@ -80,7 +80,7 @@ public struct SecretServiceStatus: Sendable {
     }
 
     /// The bound on each step of the probe: `SECITEM_PROBE_TIMEOUT` seconds, default 0.8.
-    static func timeout(_ env: [String: String]) -> Duration {
+    package static func timeout(_ env: [String: String]) -> Duration {
         if let text = env["SECITEM_PROBE_TIMEOUT"], let seconds = Double(text), seconds > 0, seconds <= 60 {
             return .milliseconds(Int64(seconds * 1000))
         }

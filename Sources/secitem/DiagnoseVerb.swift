@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemTools
 
 /// diagnose: which backend the process would use, why, and what is wrong with the others.
 enum DiagnoseVerb {

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemTools
 
 /// rekey and verify for the file backend.
 enum FileVerbs {

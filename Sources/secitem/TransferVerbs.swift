@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemTools
 
 /// export, import and migrate.
 enum TransferVerbs {

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemTools
 import SecItemMemory
 import Testing
 

@@ -1,5 +1,6 @@
 public import SecItemCore
 import SecItemSQLite
+import SecItem
 
 /// `secitem rekey` and `verify`: maintenance of the file backend's keychain file,
 /// opened from the environment (and config file) exactly as the backend is.

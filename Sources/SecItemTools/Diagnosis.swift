@@ -1,5 +1,6 @@
 import SecItemCore
 import SecItemSQLite
+import SecItem
 import Foundation
 
 /// What `secitem diagnose` reports: which backend would be used and why, and for
