@@ -1,15 +1,14 @@
 public import SecItemCore
-import SecItemMemory
-import Foundation
 import Synchronization
 
 /// The process-wide keychain: which backend the global `SecItem…` functions use.
 ///
-/// By default the backend is chosen once per process, on first use: an explicit
-/// ``bootstrap(_:)`` → `SECITEM_BACKEND` (`memory`, `file`, `secret-service`) →
-/// the automatic choice. A task can override it for its own calls with
-/// `SecItemClient.withClient(_:operation:)`, which is how parallel tests each get
-/// an isolated store.
+/// By default the backend is chosen once per process, on first use, from the
+/// process configuration (``SecItemConfiguration/process``: code → environment →
+/// config file → defaults; see ``BackendChoice/resolve(configuration:)``). An
+/// explicit ``bootstrap(_:)`` replaces the choice. A task can override it for its
+/// own calls with `SecItemClient.withClient(_:operation:)`, which is how parallel
+/// tests each get an isolated store.
 public enum SecItemSystem {
     private static let state = Mutex<SecItemClient?>(nil)
 
@@ -18,9 +17,17 @@ public enum SecItemSystem {
         state.withLock { $0 = client }
     }
 
-    /// Makes `backend` the process default, with the given entitled access groups.
-    public static func bootstrap(backend: any SecItemBackend, accessGroups: AccessGroups = .fromEnvironment()) {
-        bootstrap(SecItemClient(backend: backend, accessGroups: accessGroups))
+    /// Makes `backend` the process default, with the given entitled access groups
+    /// (by default the process configuration's).
+    public static func bootstrap(backend: any SecItemBackend, accessGroups: AccessGroups? = nil) {
+        bootstrap(SecItemClient(backend: backend, accessGroups: accessGroups ?? SecItemConfiguration.process.accessGroups))
+    }
+
+    /// Sets the code layer of the process configuration: `settings` win over the
+    /// environment and the config file. The backend is chosen again on the next call.
+    public static func bootstrap(configuration settings: SecItemConfiguration.Settings) {
+        SecItemConfiguration.setProcessConfiguration(.resolve(code: settings))
+        state.withLock { $0 = nil }
     }
 
     /// The client the global functions use in the current task.
@@ -34,10 +41,9 @@ public enum SecItemSystem {
     /// The process default client, chosen and opened on first use.
     public static func defaultClient() throws(SecItemError) -> SecItemClient {
         if let client = state.withLock({ $0 }) { return client }
-        let environment = ProcessInfo.processInfo.environment
-        let chosen = try BackendChoice.resolve(environment: environment)
-        // SECITEM_ACCESS_GROUPS, else `access-groups` in the config file (Settings.swift).
-        let client = SecItemClient(backend: chosen.backend, accessGroups: SecItemSettings.accessGroups(environment: environment))
+        let configuration = SecItemConfiguration.process
+        let chosen = try BackendChoice.resolve(configuration: configuration)
+        let client = SecItemClient(backend: chosen.backend, accessGroups: configuration.accessGroups)
         // Another thread may have won the race; keep the first so every caller shares one store.
         return state.withLock { current in
             if let current { return current }
@@ -45,39 +51,4 @@ public enum SecItemSystem {
             return client
         }
     }
-}
-
-/// Which backend to use, and why.
-public struct BackendChoice: Sendable {
-    /// The opened backend.
-    public let backend: any SecItemBackend
-    /// Why it was chosen, in words, for `secitem diagnose`.
-    public let reason: String
-
-    /// The backend names `SECITEM_BACKEND` accepts.
-    public static let names = ["memory", "file", "secret-service"]
-
-    /// Opens the backend that `environment` asks for, or the automatic choice.
-    public static func resolve(environment: [String: String]) throws(SecItemError) -> BackendChoice {
-        if let name = environment["SECITEM_BACKEND"], !name.isEmpty {
-            return BackendChoice(backend: try open(name, environment: environment), reason: "SECITEM_BACKEND=\(name)")
-        }
-        return try automatic(environment: environment)
-    }
-
-    /// Opens a backend by name.
-    public static func open(_ name: String, environment: [String: String]) throws(SecItemError) -> any SecItemBackend {
-        switch name {
-        case "memory":
-            return processMemoryBackend
-        case "file", "secret-service":
-            return try openPersistent(name, environment: environment)
-        default:
-            throw SecItemError(
-                errSecParam, "SECITEM_BACKEND='\(name)' is not a backend; use one of \(names.joined(separator: ", "))")
-        }
-    }
-
-    /// One memory store per process, so that every client in the process sees the same items.
-    static let processMemoryBackend = MemoryBackend()
 }

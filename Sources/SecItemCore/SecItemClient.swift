@@ -25,8 +25,9 @@ public struct SecItemClient: Sendable {
     /// Creates a client over `backend`.
     /// - Parameters:
     ///   - backend: The store.
-    ///   - accessGroups: The entitled groups; by default those of `SECITEM_ACCESS_GROUPS`.
-    public init(backend: any SecItemBackend, accessGroups: AccessGroups = .fromEnvironment()) {
+    ///   - accessGroups: The entitled groups; by default the process configuration's
+    ///     (``SecItemConfiguration/process``: code, `SECITEM_ACCESS_GROUPS`, the config file).
+    public init(backend: any SecItemBackend, accessGroups: AccessGroups = SecItemConfiguration.process.accessGroups) {
         self.backend = backend
         self.accessGroups = accessGroups
     }

@@ -1,6 +1,5 @@
 public import SecItemCore
 import SecItemSQLite
-import SecItem
 
 /// `secitem rekey` and `verify`: maintenance of the file backend's keychain file,
 /// opened from the environment (and config file) exactly as the backend is.
@@ -12,8 +11,9 @@ public enum FileMaintenance {
     }
 
     static func open(_ environment: [String: String]) throws(SecItemError) -> SQLiteBackend {
-        let env = try SecItemSettings.effectiveEnvironment(environment)
-        return try SQLiteBackend(configuration: SQLiteBackend.Configuration.fromEnvironment(env))
+        let configuration = SecItemConfiguration.resolve(environment: environment)
+        try configuration.checkUsable()
+        return try SQLiteBackend(configuration: SQLiteBackend.Configuration(configuration))
     }
 
     /// Checks the file and every row.

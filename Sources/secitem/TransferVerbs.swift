@@ -16,7 +16,7 @@ enum TransferVerbs {
     ]
 
     static func selection(_ args: ParsedArguments, environment: [String: String]) throws(CommandError) -> KeychainTransfer.Selection {
-        let entitled = SecItemSettings.accessGroups(environment: environment)
+        let entitled = SecItemConfiguration.resolve(environment: environment).accessGroups
         var selection = KeychainTransfer.Selection(accessGroups: Set(entitled.groups))
         if let group = args.value("group") {
             guard entitled.groups.contains(group) else {

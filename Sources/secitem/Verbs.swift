@@ -27,7 +27,7 @@ struct Session: Sendable {
         if let name { env["SECITEM_BACKEND"] = name }
         do {
             let choice = try BackendChoice.resolve(environment: env)
-            return SecItemClient(backend: choice.backend, accessGroups: SecItemSettings.accessGroups(environment: env))
+            return SecItemClient(backend: choice.backend, accessGroups: choice.configuration.accessGroups)
         } catch {
             let which = env["SECITEM_BACKEND"].map { "the \($0) backend" } ?? "the keychain"
             throw CommandError(error, context: "cannot open \(which)")

@@ -69,7 +69,8 @@ extension SQLiteBackend {
 
         public var description: String { "file keychain at \(path), \(keySource)" }
 
-        /// The configuration the environment describes.
+        /// The configuration the environment describes (no config file; the
+        /// process configuration, config file included, is ``init(_:)``).
         ///
         /// | variable | meaning |
         /// |---|---|
@@ -85,18 +86,28 @@ extension SQLiteBackend {
         public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment)
             throws(SecItemError) -> Configuration
         {
-            guard let path = nonEmpty(env["SECITEM_FILE"]) ?? defaultPath(env) else {
+            try Configuration(SecItemConfiguration.environmentOnly(env))
+        }
+
+        /// The file backend's part of a resolved process configuration: the file,
+        /// and the key source (a key file before a passphrase before the generated
+        /// key file, unless `key-source` picks one).
+        /// - Throws: `errSecParam` for an unknown key source or one whose setting is
+        ///   missing; `errSecNotAvailable` when no home directory is known.
+        public init(_ settings: SecItemConfiguration) throws(SecItemError) {
+            let env = settings.environment
+            guard let path = settings.file ?? Self.defaultPath(env) else {
                 throw SecItemError(errSecNotAvailable, "neither SECITEM_FILE, XDG_DATA_HOME nor HOME is set")
             }
-            let keyFile: String? = nonEmpty(env["SECITEM_KEY_FILE"]) ?? credentialsKeyFile(env)
-            let passphrase = nonEmpty(env["SECITEM_PASSPHRASE"])
+            let keyFile: String? = settings.keyFile ?? Self.credentialsKeyFile(env)
+            let passphrase = settings.passphrase.flatMap { $0.isEmpty ? nil : $0 }
             let source: KeySource
-            switch nonEmpty(env["SECITEM_KEY_SOURCE"]) {
+            switch settings.keySource {
             case nil:
                 if let keyFile {
                     source = .keyFile(keyFile)
                 } else if let passphrase {
-                    source = .passphrase(passphrase)
+                    source = .passphrase(passphrase.exposedString())
                 } else {
                     source = .automatic
                 }
@@ -109,15 +120,14 @@ extension SQLiteBackend {
                 guard let passphrase else {
                     throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=passphrase but SECITEM_PASSPHRASE is not set")
                 }
-                source = .passphrase(passphrase)
+                source = .passphrase(passphrase.exposedString())
             case "automatic":
                 source = .automatic
             case let other?:
                 throw SecItemError(
                     errSecParam, "SECITEM_KEY_SOURCE is \"\(other)\"; expected key-file, passphrase or automatic")
             }
-            return Configuration(
-                path: path, keySource: source, generatedKeyFilePath: defaultGeneratedKeyFilePath(env) ?? "")
+            self.init(path: path, keySource: source, generatedKeyFilePath: Self.defaultGeneratedKeyFilePath(env) ?? "")
         }
 
         /// `$XDG_DATA_HOME/secitem/keychain.db`, or `~/.local/share/secitem/keychain.db`.

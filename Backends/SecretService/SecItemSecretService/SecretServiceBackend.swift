@@ -65,16 +65,21 @@ public final class SecretServiceBackend: SecItemBackend {
         public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
             -> Configuration
         {
+            Configuration(SecItemConfiguration.environmentOnly(environment))
+        }
+
+        /// The Secret Service part of a resolved process configuration: its
+        /// collection, plus `SECITEM_SECRET_SERVICE_NAMESPACE` and
+        /// `SECITEM_SECRET_SERVICE_TIMEOUT` from its environment.
+        public init(_ settings: SecItemConfiguration) {
             func value(_ name: String) -> String? {
-                guard let v = environment[name], !v.isEmpty else { return nil }
+                guard let v = settings.environment[name], !v.isEmpty else { return nil }
                 return v
             }
-            var configuration = Configuration(
-                collection: value("SECITEM_COLLECTION"), namespace: value("SECITEM_SECRET_SERVICE_NAMESPACE"))
+            self.init(collection: settings.collection, namespace: value("SECITEM_SECRET_SERVICE_NAMESPACE"))
             if let t = value("SECITEM_SECRET_SERVICE_TIMEOUT").flatMap(Double.init), t > 0, t.isFinite {
-                configuration.timeout = .milliseconds(Int64(min(t, 3600) * 1000))
+                timeout = .milliseconds(Int64(min(t, 3600) * 1000))
             }
-            return configuration
         }
     }
 

@@ -1,4 +1,4 @@
-import SecItemCore
+public import SecItemCore
 import SecItemSecretService
 import Foundation
 import Synchronization
@@ -79,30 +79,61 @@ public struct SecretServiceStatus: Sendable {
         return text
     }
 
-    /// The bound on each step of the probe: `SECITEM_PROBE_TIMEOUT` seconds, default 0.8.
-    package static func timeout(_ env: [String: String]) -> Duration {
-        if let text = env["SECITEM_PROBE_TIMEOUT"], let seconds = Double(text), seconds > 0, seconds <= 60 {
-            return .milliseconds(Int64(seconds * 1000))
-        }
-        return .milliseconds(800)
-    }
-
     private static let cache = Mutex<[String: SecretServiceStatus]>([:])
 
     /// Probes once per process for a given bus and collection; later calls return the cached answer.
-    public static func probe(environment env: [String: String]) -> SecretServiceStatus {
-        let bus = SessionBus.locate(env)
-        let key = "\(bus.address ?? "")\u{0}\(env["SECITEM_COLLECTION"] ?? "")"
+    public static func probe(_ configuration: SecItemConfiguration) -> SecretServiceStatus {
+        let bus = SessionBus.locate(configuration.environment)
+        let key = "\(bus.address ?? "")\u{0}\(configuration.collection ?? "")"
         if let cached = cache.withLock({ $0[key] }) { return cached }
         var status = SecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
         if bus.address != nil {
             // The backend connects to the process's session bus (libsecret's rule);
             // the check above only keeps GLib from autolaunching one.
-            var configuration = SecretServiceBackend.Configuration.fromEnvironment(env)
-            configuration.timeout = timeout(env)
-            status.probe = SecretServiceBackend.probe(configuration: configuration)
+            var backendConfiguration = SecretServiceBackend.Configuration(configuration)
+            backendConfiguration.timeout = configuration.probeTimeout
+            status.probe = SecretServiceBackend.probe(configuration: backendConfiguration)
         }
         cache.withLock { $0[key] = status }
         return status
+    }
+}
+
+/// The Secret Service backend's provider: the automatic choice's first pick when
+/// a session bus is reachable and a provider answers within the probe's bound.
+public struct SecretServiceBackendProvider: SecItemBackendProvider {
+    public init() {}
+
+    public var kind: BackendKind { .secretService }
+    public var automaticRank: Int? { 10 }
+    public var displayName: String { "the Secret Service" }
+
+    public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
+        try configuration.checkUsable()
+        let bus = SessionBus.locate(configuration.environment)
+        guard bus.address != nil else {
+            throw SecItemError(errSecNotAvailable, "the Secret Service needs a D-Bus session bus: \(bus.source)")
+        }
+        return try SecretServiceBackend(configuration: SecretServiceBackend.Configuration(configuration))
+    }
+
+    public func probe(_ configuration: SecItemConfiguration) -> BackendAvailability {
+        let status = SecretServiceStatus.probe(configuration)
+        return BackendAvailability(usable: status.isUsable, summary: status.summary)
+    }
+
+    public func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability {
+        let status = SecretServiceStatus.probe(configuration)
+        var notes = [status.busAddress.map { "bus: \($0) (from \(status.busSource))" } ?? "bus: none (\(status.busSource))"]
+        notes.append(status.summary)
+        if status.busAddress != nil {
+            notes.append(
+                "probe took \(milliseconds(status.elapsed)) ms (bound \(milliseconds(configuration.probeTimeout)) ms per step)")
+        }
+        return BackendAvailability(usable: status.isUsable, summary: status.summary, notes: notes)
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -1,8 +1,4 @@
-public import SecItemCore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The configuration file, `$XDG_CONFIG_HOME/secitem/config` (`~/.config/secitem/config`).
 ///
@@ -96,67 +92,3 @@ public struct SecItemConfigFile: Sendable, Equatable {
     }
 }
 
-/// The process configuration: the environment with the config file applied.
-public enum SecItemSettings {
-    /// `environment` with every config-file setting whose variable is unset added,
-    /// and `SECITEM_PASSPHRASE_FILE` read into `SECITEM_PASSPHRASE` (in memory only).
-    ///
-    /// `backend` is left out: it ranks below `SECITEM_BACKEND` but is applied by
-    /// the automatic choice, which says where the choice came from.
-    /// - Throws: what reading the config file or the passphrase file throws.
-    public static func effectiveEnvironment(_ environment: [String: String]) throws(SecItemError) -> [String: String] {
-        let file = try SecItemConfigFile.load(environment: environment)
-        var env = environment
-        for (key, variable) in SecItemConfigFile.variables where key != "backend" {
-            if let value = file.settings[key], (env[variable] ?? "").isEmpty {
-                env[variable] = value
-            }
-        }
-        if let passphraseFile = env["SECITEM_PASSPHRASE_FILE"], !passphraseFile.isEmpty,
-            (env["SECITEM_PASSPHRASE"] ?? "").isEmpty
-        {
-            env["SECITEM_PASSPHRASE"] = try readPassphraseFile(passphraseFile)
-        }
-        return env
-    }
-
-    /// The entitled access groups: `SECITEM_ACCESS_GROUPS`, else the config file's
-    /// `access-groups`, else the default group. A config file that cannot be read
-    /// counts as absent here (opening the backend reports it).
-    public static func accessGroups(environment: [String: String]) -> AccessGroups {
-        if let groups = environment["SECITEM_ACCESS_GROUPS"], !groups.isEmpty {
-            return AccessGroups.fromEnvironment(environment)
-        }
-        let file = try? SecItemConfigFile.load(environment: environment)
-        return AccessGroups((file?.settings["access-groups"] ?? "").split(separator: ",").map(String.init))
-    }
-
-    /// Why a secret-holding file is refused, or `nil` when it is private to the user
-    /// (a regular file, owned by the user, no group or other permissions).
-    public static func permissionProblem(_ path: String) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            return errno == ENOENT ? "\(path) does not exist" : "cannot read \(path): \(String(cString: strerror(errno)))"
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return "\(path) is not a regular file" }
-        if info.st_uid != getuid() { return "\(path) is owned by another user (uid \(info.st_uid))" }
-        let mode = info.st_mode & 0o777
-        if mode & 0o077 != 0 {
-            return "\(path) is accessible by group or others (mode \(String(mode, radix: 8))); run chmod 600 \(path)"
-        }
-        return nil
-    }
-
-    private static func readPassphraseFile(_ path: String) throws(SecItemError) -> String {
-        if let problem = permissionProblem(path) {
-            throw SecItemError(errSecAuthFailed, "the passphrase file is refused: \(problem)")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SecItemError(errSecIO, "cannot read the passphrase file \(path)")
-        }
-        var text = String(decoding: data, as: UTF8.self)
-        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
-        guard !text.isEmpty else { throw SecItemError(errSecParam, "the passphrase file \(path) is empty") }
-        return text
-    }
-}
