@@ -61,6 +61,17 @@ let package = Package(
             dependencies: ["SecItemCore", "CSecItemLibsecret"],
             path: "Backends/SecretService/SecItemSecretService"
         ),
+        .systemLibrary(
+            name: "CSecItemLibpq",
+            path: "Backends/PostgreSQL/CSecItemLibpq",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "SecItemPostgreSQL",
+            dependencies: ["SecItemCore", "CSecItemLibpq"],
+            path: "Backends/PostgreSQL/SecItemPostgreSQL"
+        ),
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(name: "KeychainHelperExample", dependencies: ["SecItem"], path: "Examples/KeychainHelperExample"),
@@ -108,6 +119,12 @@ let package = Package(
             name: "SecretServiceTestHelper",
             dependencies: ["SecItemSecretService", "SecItemCore"],
             path: "Tests/SecretServiceTestHelper"
+        ),
+        // Against the private server of scripts/with-postgresql (PG* variables).
+        .testTarget(
+            name: "PostgreSQLBackendTests",
+            dependencies: ["SecItemPostgreSQL", "SecItemCore"],
+            path: "Tests/PostgreSQLBackendTests"
         ),
         .testTarget(
             name: "ExampleTests",

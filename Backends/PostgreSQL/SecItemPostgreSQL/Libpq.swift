@@ -1,0 +1,320 @@
+internal import CSecItemLibpq
+import Foundation
+import SecItemCore
+
+/// A parameter of a statement: sent in binary (bytes) or text (numbers, text) format.
+enum PQValue {
+    case bytes([UInt8])
+    case text(String)
+    case int64(Int64)
+    case null
+}
+
+/// A failure from the server or the connection, before it is turned into a ``SecItemError``.
+struct PQFailure: Error {
+    /// The five-character SQLSTATE, when the server sent one.
+    var sqlState: String?
+    /// The constraint a violation names, when the server sent one.
+    var constraint: String?
+    /// libpq's or the server's message, with any known password removed.
+    var message: String
+    /// Whether the connection is gone (lost, reset, timed out): the next call reconnects.
+    var connectionLost: Bool
+}
+
+/// One libpq connection. Not thread-safe: used under the backend's mutex only.
+///
+/// Every wait for the server is bounded: results are read with `poll(2)` on the
+/// connection's socket against a deadline, so a server that vanishes mid-call (a
+/// network partition, a host powered off) costs at most the bound, after which
+/// the connection is dropped and the call fails.
+final class PQConnection {
+    private let conn: OpaquePointer
+    /// Statements prepared on this connection, by SQL text.
+    private var prepared: [String: String] = [:]
+    /// Strings to remove from every message (the password, as given).
+    private let redactions: [String]
+
+    private init(conn: OpaquePointer, redactions: [String]) {
+        self.conn = conn
+        self.redactions = redactions
+    }
+
+    deinit { PQfinish(conn) }
+
+    /// Connects with libpq's keyword/value parameters (the URI or key=value string
+    /// expanded from `dbname`, then the `PG*` environment, `~/.pgpass` and
+    /// `pg_service.conf`, exactly as `psql` would).
+    /// - Throws: ``PQFailure`` with the reason the server could not be reached.
+    static func connect(_ parameters: [(String, String)], redactions: [String]) throws(PQFailure) -> PQConnection {
+        var keys = parameters.map { strdup($0.0) }
+        var values = parameters.map { strdup($0.1) }
+        defer {
+            keys.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        keys.append(nil)
+        values.append(nil)
+        let handle: OpaquePointer? = keys.withUnsafeBufferPointer { k in
+            values.withUnsafeBufferPointer { v in
+                k.withMemoryRebound(to: UnsafePointer<CChar>?.self) { kc in
+                    v.withMemoryRebound(to: UnsafePointer<CChar>?.self) { vc in
+                        PQconnectdbParams(kc.baseAddress, vc.baseAddress, 1)
+                    }
+                }
+            }
+        }
+        guard let handle else {
+            throw PQFailure(sqlState: nil, message: "libpq could not allocate a connection", connectionLost: true)
+        }
+        if PQstatus(handle) != CONNECTION_OK {
+            let message = Self.redact(Self.errorMessage(handle), redactions)
+            PQfinish(handle)
+            throw PQFailure(sqlState: nil, message: message, connectionLost: true)
+        }
+        // libpq's default prints server notices to stderr; a library stays quiet
+        // (errors reach the caller through statuses and details instead).
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        return PQConnection(conn: handle, redactions: redactions)
+    }
+
+    /// Whether the connection still looks alive without a round trip: when the
+    /// server has closed it (restart, failover, idle timeout), the socket reads as
+    /// ready with nothing for us, and libpq notices.
+    var isAlive: Bool {
+        guard PQstatus(conn) == CONNECTION_OK, PQtransactionStatus(conn) == PQTRANS_IDLE else { return false }
+        let fd = PQsocket(conn)
+        guard fd >= 0 else { return false }
+        if csecitem_pq_wait(fd, 0, 0) == 1 {
+            guard PQconsumeInput(conn) == 1 else { return false }
+            while let notice = PQnotifies(conn) { PQfreemem(notice) }
+        }
+        return PQstatus(conn) == CONNECTION_OK
+    }
+
+    /// The server's `server_version` parameter, such as "15.18 (Debian 15.18-0+deb12u1)".
+    var serverVersion: String {
+        guard let v = PQparameterStatus(conn, "server_version") else { return "unknown" }
+        return String(cString: v)
+    }
+
+    /// Whether the session is read-only (`in_hot_standby` or `default_transaction_read_only`),
+    /// as the server reported at connection time (PostgreSQL 14 and later).
+    var reportsReadOnly: Bool {
+        for name in ["in_hot_standby", "default_transaction_read_only"] {
+            if let v = PQparameterStatus(conn, name), String(cString: v) == "on" { return true }
+        }
+        return false
+    }
+
+    /// Where the connection went, without the password: `host:port/dbname as user`.
+    var endpoint: String {
+        func s(_ p: UnsafeMutablePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "?" }
+        return "\(s(PQhost(conn))):\(s(PQport(conn)))/\(s(PQdb(conn))) as \(s(PQuser(conn)))"
+    }
+
+    /// Runs `sql` with `parameters` and waits for its result, within `timeout`.
+    ///
+    /// Statements are prepared once per connection (`prepare: true`) and then
+    /// executed by name; results come back in binary format.
+    /// - Throws: ``PQFailure`` for a server error (SQLSTATE set) or a lost connection.
+    func execute(_ sql: String, _ parameters: [PQValue] = [], prepare: Bool = true, timeout: Duration)
+        throws(PQFailure) -> PQResult
+    {
+        let deadline = ContinuousClock.now + timeout
+        if prepare, prepared[sql] == nil {
+            let name = "s\(prepared.count)"
+            let sent = PQsendPrepare(conn, name, sql, 0, nil)
+            guard sent == 1 else { throw failure(connectionLost: true) }
+            let result = try single(deadline)
+            guard PQresultStatus(result.handle) == PGRES_COMMAND_OK else { throw failure(result) }
+            prepared[sql] = name
+        }
+        let count = Int32(parameters.count)
+        var storage: [[UInt8]] = []
+        storage.reserveCapacity(parameters.count)
+        var formats: [Int32] = []
+        var nulls: [Bool] = []
+        for p in parameters {
+            switch p {
+            case .bytes(let b):
+                storage.append(b)
+                formats.append(1)
+                nulls.append(false)
+            case .text(let t):
+                storage.append(Array(t.utf8) + [0])
+                formats.append(0)
+                nulls.append(false)
+            case .int64(let n):
+                storage.append(Array(String(n).utf8) + [0])
+                formats.append(0)
+                nulls.append(false)
+            case .null:
+                storage.append([])
+                formats.append(0)
+                nulls.append(true)
+            }
+        }
+        let lengths = storage.map { Int32($0.count) }
+        let sent: Int32 = withPointers(storage, nulls) { values in
+            if prepare, let name = prepared[sql] {
+                return PQsendQueryPrepared(conn, name, count, values, lengths, formats, 1)
+            }
+            return PQsendQueryParams(conn, sql, count, nil, values, lengths, formats, 1)
+        }
+        guard sent == 1 else { throw failure(connectionLost: true) }
+        let result = try single(deadline)
+        switch PQresultStatus(result.handle) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return result
+        default:
+            throw failure(result)
+        }
+    }
+
+    /// Runs one or more statements without parameters (the simple query protocol),
+    /// returning the last result.
+    func run(_ sql: String, timeout: Duration) throws(PQFailure) -> PQResult? {
+        let deadline = ContinuousClock.now + timeout
+        guard PQsendQuery(conn, sql) == 1 else { throw failure(connectionLost: true) }
+        var last: PQResult?
+        var firstError: PQFailure?
+        while let result = try next(deadline) {
+            switch PQresultStatus(result.handle) {
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+                last = result
+            default:
+                if firstError == nil { firstError = failure(result) }
+            }
+        }
+        if let firstError { throw firstError }
+        return last
+    }
+
+    private func withPointers<R>(_ storage: [[UInt8]], _ nulls: [Bool], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        // Each array is pinned while its pointer is in use: nested closures, one per parameter.
+        func go(_ index: Int, _ acc: inout [UnsafePointer<CChar>?]) -> R {
+            if index == storage.count { return body(acc) }
+            if nulls[index] {
+                acc.append(nil)
+                return go(index + 1, &acc)
+            }
+            return storage[index].withUnsafeBufferPointer { b in
+                b.withMemoryRebound(to: CChar.self) { c in
+                    // An empty bytea still needs a non-NULL pointer.
+                    acc.append(c.baseAddress ?? UnsafePointer(bitPattern: 1))
+                    return go(index + 1, &acc)
+                }
+            }
+        }
+        var acc: [UnsafePointer<CChar>?] = []
+        acc.reserveCapacity(storage.count)
+        return go(0, &acc)
+    }
+
+    /// Waits for the one result of a statement (and the end of its results).
+    private func single(_ deadline: ContinuousClock.Instant) throws(PQFailure) -> PQResult {
+        guard let first = try next(deadline) else { throw failure(connectionLost: true) }
+        while try next(deadline) != nil {}
+        return first
+    }
+
+    /// The next result, or nil when the statement's results are over; bounded by `deadline`.
+    private func next(_ deadline: ContinuousClock.Instant) throws(PQFailure) -> PQResult? {
+        let fd = PQsocket(conn)
+        while true {
+            let flushed = PQflush(conn)
+            if flushed < 0 { throw failure(connectionLost: true) }
+            if flushed == 0, PQisBusy(conn) == 0 {
+                guard let handle = PQgetResult(conn) else { return nil }
+                return PQResult(handle)
+            }
+            let remaining = deadline - ContinuousClock.now
+            let ms = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            if ms <= 0 || fd < 0 {
+                throw PQFailure(
+                    sqlState: nil, message: "no answer from the server within the statement timeout", connectionLost: true)
+            }
+            let ready = csecitem_pq_wait(fd, flushed == 1 ? 1 : 0, Int32(clamping: min(ms, 1000)))
+            if ready < 0 { throw failure(connectionLost: true) }
+            if ready == 1, PQconsumeInput(conn) == 0 { throw failure(connectionLost: true) }
+            if PQstatus(conn) != CONNECTION_OK { throw failure(connectionLost: true) }
+        }
+    }
+
+    private func failure(connectionLost: Bool) -> PQFailure {
+        let message = Self.redact(Self.errorMessage(conn), redactions)
+        return PQFailure(
+            sqlState: nil, message: message.isEmpty ? "the connection to the server was lost" : message,
+            connectionLost: connectionLost || PQstatus(conn) != CONNECTION_OK)
+    }
+
+    private func failure(_ result: PQResult) -> PQFailure {
+        let state = result.field(csecitem_pg_diag_sqlstate)
+        var message = result.field(csecitem_pg_diag_message_primary) ?? Self.errorMessage(conn)
+        if message.isEmpty { message = "the server returned no result" }
+        let lost = PQstatus(conn) != CONNECTION_OK || state.map { $0.hasPrefix("08") || $0.hasPrefix("57P") } ?? true
+        return PQFailure(
+            sqlState: state, constraint: result.field(csecitem_pg_diag_constraint_name),
+            message: Self.redact(message, redactions), connectionLost: lost)
+    }
+
+    static func errorMessage(_ conn: OpaquePointer) -> String {
+        guard let m = PQerrorMessage(conn) else { return "" }
+        return String(cString: m).trimmingCharacters(in: .whitespacesAndNewlines)
+            .replacingOccurrences(of: "\n", with: "; ")
+    }
+
+    static func redact(_ message: String, _ secrets: [String]) -> String {
+        var out = message
+        for secret in secrets where !secret.isEmpty { out = out.replacingOccurrences(of: secret, with: "(redacted)") }
+        return out
+    }
+}
+
+/// A `PGresult`, cleared when released. Columns are in binary format.
+final class PQResult {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+
+    deinit { PQclear(handle) }
+
+    var rows: Int { Int(PQntuples(handle)) }
+
+    /// The number of rows a command touched (`INSERT 0 1` → 1).
+    var affected: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
+
+    /// The bytes of a field in place (valid while this result lives), or nil for NULL.
+    func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer? {
+        let r = Int32(row)
+        let c = Int32(column)
+        if PQgetisnull(handle, r, c) == 1 { return nil }
+        let length = Int(PQgetlength(handle, r, c))
+        return UnsafeRawBufferPointer(start: PQgetvalue(handle, r, c), count: length)
+    }
+
+    func array(_ row: Int, _ column: Int) -> [UInt8]? { bytes(row, column).map { Array($0) } }
+
+    func text(_ row: Int, _ column: Int) -> String? {
+        bytes(row, column).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A binary `bigint` (8 bytes, network order).
+    func int64(_ row: Int, _ column: Int) -> Int64? {
+        guard let b = bytes(row, column) else { return nil }
+        switch b.count {
+        case 8: return Int64(bitPattern: b.reduce(0) { $0 << 8 | UInt64($1) })
+        case 4: return Int64(Int32(bitPattern: b.reduce(0) { $0 << 8 | UInt32($1) }))
+        case 2: return Int64(Int16(bitPattern: b.reduce(0) { $0 << 8 | UInt16($1) }))
+        default: return nil
+        }
+    }
+
+    func field(_ code: Int32) -> String? {
+        guard let p = PQresultErrorField(handle, code) else { return nil }
+        return String(cString: p)
+    }
+}
