@@ -29,7 +29,13 @@ let package = Package(
             path: "Sources/SecItemTools"
         ),
         .target(name: "SecItemConformance", dependencies: ["SecItemCore", "SecItemMemory"], path: "Sources/SecItemConformance"),
-        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemTools"], path: "Sources/secitem"),
+        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemTools", "CSecItemProcess"], path: "Sources/secitem"),
+        // Process hardening for the command (prctl is variadic; signal handlers belong in C).
+        .target(
+            name: "CSecItemProcess",
+            path: "Sources/CSecItemProcess",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Werror"])]
+        ),
 
         // MARK: Backends
         .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),

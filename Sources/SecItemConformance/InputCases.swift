@@ -90,5 +90,41 @@ enum InputCases {
                 try c.expectRejected(status, "delete: \(label)") { c.delete(query) }
             }
         },
+        ConformanceCase("size limits: 16 KiB per attribute value and 1 MiB of data; beyond them errSecParam, nothing changed") { c in
+            let maxAttribute = ItemLimits.maxAttributeLength
+            let maxData = ItemLimits.maxDataLength
+            // At the limits: stored and read back whole, by every backend.
+            let atLimit = c.genp("limits", "at", [
+                kSecAttrLabel as String: String(repeating: "l", count: maxAttribute),
+                kSecAttrGeneric as String: Data(repeating: 7, count: maxAttribute),
+                kSecValueData as String: Data(repeating: 0x5A, count: maxData),
+            ])
+            try c.expectStatus(c.add(atLimit), errSecSuccess, "add at the limits")
+            let (status, found) = c.copy(c.genp("limits", "at", [kSecReturnData as String: true]))
+            try c.expectStatus(status, errSecSuccess, "read at the limits")
+            try c.expect((found as? Data)?.count == maxData, "the 1 MiB of data comes back whole")
+            try c.addGenp("limits", "small")
+            let q = c.genp("limits", "small")
+            // The report's 20 MB label, and one byte over each limit.
+            let adds: [(String, [String: Any])] = [
+                ("a 20 MB label", c.genp("limits", "big", [kSecAttrLabel as String: String(repeating: "x", count: 20_000_000)])),
+                ("a label one byte over", c.genp("limits", "big", [kSecAttrLabel as String: String(repeating: "é", count: maxAttribute / 2) + "x"])),
+                ("an account one byte over", c.genp("limits", String(repeating: "a", count: maxAttribute + 1))),
+                ("kSecAttrGeneric one byte over", c.genp("limits", "big", [kSecAttrGeneric as String: Data(count: maxAttribute + 1)])),
+                ("data one byte over", c.genp("limits", "big", [kSecValueData as String: Data(count: maxData + 1)])),
+            ]
+            for (label, query) in adds {
+                try c.expectRejected(errSecParam, "add: \(label)") { c.add(query) }
+            }
+            let changes: [(String, [String: Any])] = [
+                ("a label one byte over", [kSecAttrLabel as String: String(repeating: "x", count: maxAttribute + 1)]),
+                ("data one byte over", [kSecValueData as String: Data(count: maxData + 1)]),
+            ]
+            for (label, change) in changes {
+                try c.expectRejected(errSecParam, "update: \(label)") { c.update(q, change) }
+            }
+            // A search for an oversized value is not an error: it finds nothing.
+            try c.expectStatus(c.copy(c.genp("limits", String(repeating: "a", count: maxAttribute + 1))).0, errSecItemNotFound, "search")
+        },
     ]
 }

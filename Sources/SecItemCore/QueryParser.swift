@@ -145,6 +145,7 @@ struct ParsedDictionary {
                 guard case .data(let d) = raw else {
                     throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
                 }
+                try ItemLimits.checkData(d)
                 data = d
                 return
             }
@@ -171,6 +172,7 @@ struct ParsedDictionary {
                 guard case .data(let d) = raw else {
                     throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
                 }
+                try ItemLimits.checkData(d)
                 data = d
             default:
                 return  // A search ignores kSecValueData.
@@ -263,7 +265,10 @@ struct ParsedDictionary {
             }
             synchronizable = n != 0 ? .yes : .no
         default:
-            attributes[key] = try Coercion.attributeValue(raw, key: key, kind: kind)
+            let value = try Coercion.attributeValue(raw, key: key, kind: kind)
+            // Limits bind what is stored; a search for an oversized value simply finds nothing.
+            if role == .add || role == .changes { try ItemLimits.checkAttribute(key, value) }
+            attributes[key] = value
         }
     }
 }

@@ -60,9 +60,20 @@ struct ParsedArguments: Sendable {
 }
 
 /// A usage error: exit status 2, with a pointer to the verb's help.
+///
+/// A message never repeats an argument the parser did not recognise: a mistyped
+/// command line often holds a secret (`find-generic-password -w s3cret`), and
+/// stderr ends up in logs. It names the argument's position instead.
 struct UsageError: Error, Sendable {
     let message: String
     init(_ message: String) { self.message = message }
+
+    static let notShown = " (its text is not repeated, in case it is a secret)"
+
+    /// An argument that is not an option of the verb; `position` counts from 1 after the verb.
+    static func unknown(position: Int) -> UsageError {
+        UsageError("argument \(position) is not an option of this verb\(notShown)")
+    }
 }
 
 enum ArgumentParser {
@@ -101,7 +112,7 @@ enum ArgumentParser {
                 let parts = body.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = String(parts[0])
                 guard let spec = options.first(where: { $0.long == name }) else {
-                    throw UsageError("unknown option '--\(name)'")
+                    throw UsageError.unknown(position: index)
                 }
                 let attached = parts.count == 2 ? String(parts[1]) : nil
                 switch spec.arity {
@@ -133,7 +144,7 @@ enum ArgumentParser {
                 cluster: while let c = chars.first {
                     chars = chars.dropFirst()
                     guard let spec = options.first(where: { $0.short == c }) else {
-                        throw UsageError("unknown option '-\(c)'")
+                        throw UsageError.unknown(position: index)
                     }
                     switch spec.arity {
                     case .flag:
@@ -164,7 +175,8 @@ enum ArgumentParser {
             result.operands.append(argument)
         }
         if result.operands.count > maxOperands {
-            throw UsageError("unexpected argument '\(result.operands[maxOperands])'")
+            let position = arguments.firstIndex(of: result.operands[maxOperands]).map { $0 + 1 } ?? arguments.count
+            throw UsageError("argument \(position) is not an option of this verb and no operand is expected here\(UsageError.notShown)")
         }
         return result
     }

@@ -1,3 +1,4 @@
+import CSecItemProcess
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -34,20 +35,19 @@ enum Console {
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
-    /// Reads all of standard input, dropping one trailing newline (`\n` or `\r\n`).
-    static func readAllStdin() -> Data {
+    /// Reads all of standard input. With `stripNewline`, exactly one trailing
+    /// `\n` is dropped (a `\r` before it is kept: the bytes are the secret's).
+    static func readAllStdin(stripNewline: Bool = true) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
+        defer { csecitem_wipe(&buffer, buffer.count) }
         while true {
             let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             data.append(contentsOf: buffer[0..<n])
         }
-        if data.last == 0x0A {
-            data.removeLast()
-            if data.last == 0x0D { data.removeLast() }
-        }
+        if stripNewline, data.last == 0x0A { data.removeLast() }
         return data
     }
 
@@ -67,9 +67,10 @@ enum Console {
     }
 
     /// Reads a secret: on a terminal, prompts on stderr with echo off (and asks
-    /// again to confirm when `confirm` is given); otherwise reads all of stdin.
-    static func readSecret(prompt: String, confirm: String? = nil) throws(CommandError) -> Data {
-        guard stdinIsTerminal else { return readAllStdin() }
+    /// again to confirm when `confirm` is given); otherwise reads all of stdin,
+    /// dropping exactly one trailing newline unless `raw`.
+    static func readSecret(prompt: String, confirm: String? = nil, raw: Bool = false) throws(CommandError) -> Data {
+        guard stdinIsTerminal else { return readAllStdin(stripNewline: !raw) }
         let first = try readHidden(prompt)
         if let confirm {
             let second = try readHidden(confirm)
@@ -78,21 +79,31 @@ enum Console {
         return first
     }
 
+    /// One line from the terminal with echo off. SIGINT, SIGTERM, SIGHUP or SIGQUIT
+    /// meanwhile restore the terminal before the process ends (CSecItemProcess).
     private static func readHidden(_ prompt: String) throws(CommandError) -> Data {
         error(prompt)
-        var saved = termios()
-        let haveTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
-        if haveTerminal {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            quiet.c_lflag |= tcflag_t(ECHONL)
-            _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+        let hidden = csecitem_prompt_begin(STDIN_FILENO) == 0
+        defer { if hidden { csecitem_prompt_end() } }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        defer { csecitem_wipe(&bytes, bytes.count) }
+        var byte: UInt8 = 0
+        var ended = false
+        while true {
+            let n = read(STDIN_FILENO, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            if byte == 0x0A {
+                ended = true
+                break
+            }
+            bytes.append(byte)
         }
-        defer {
-            if haveTerminal { _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
-        }
-        guard let line = readLine() else { throw CommandError(.failure, "no input") }
-        return Data(line.utf8)
+        byte = 0
+        guard ended || !bytes.isEmpty else { throw CommandError(.failure, "no input") }
+        if bytes.last == 0x0D { bytes.removeLast() }
+        return Data(bytes)
     }
 
     /// Asks a yes/no question on stderr and reads the answer from stdin.

@@ -25,6 +25,7 @@ enum DiagnoseVerb {
         }
         out += "\nconfiguration:\n"
         for line in diagnosis.configuration { out += "  \(line)\n" }
+        out += "process: \(ProcessHardening.summary)\n"
         out += "environment:\n"
         if diagnosis.environment.isEmpty { out += "  (no SECITEM_ variables set)\n" }
         for line in diagnosis.environment { out += "  \(line)\n" }

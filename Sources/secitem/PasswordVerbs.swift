@@ -45,7 +45,13 @@ enum PasswordVerbs {
 
     static let passwordOption = OptionSpec(
         "password", short: "w", .optionalValue, valueName: "password",
-        help: "The password. Given as the last option or as '-', it is read from standard input (no echo on a terminal).")
+        help: "The password. Given as the last option or as '-', it is read from standard input (no echo on a terminal; from a pipe exactly one trailing newline is dropped).")
+    static let hexPasswordOption = OptionSpec(
+        "hexPassword", short: "X", valueName: "hex",
+        help: "The password as hexadecimal digits (macOS security's -X); the bytes are stored exactly.")
+    static let rawInputOption = OptionSpec(
+        "raw", long: "raw", .flag,
+        help: "With -w -: store standard input byte for byte (no newline dropped), for binary secrets.")
 
     static let all: [Verb] = [
         addVerb("add-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
@@ -63,12 +69,12 @@ enum PasswordVerbs {
             guard let value = args.value(flag.attribute) else { continue }
             if flag.isNumber {
                 guard let number = Int(value), number >= 0 else {
-                    throw CommandError(.usage, "-\(flag.option.short!) needs a non-negative number, not '\(value)'")
+                    throw CommandError(.usage, "-\(flag.option.short!) needs a non-negative number\(UsageError.notShown)")
                 }
                 out[flag.attribute] = number
             } else if flag.isFourCharCode {
                 guard value.utf8.count <= 4, !value.isEmpty else {
-                    throw CommandError(.usage, "-\(flag.option.short!) needs a code of 1 to 4 characters, not '\(value)'")
+                    throw CommandError(.usage, "-\(flag.option.short!) needs a code of 1 to 4 bytes\(UsageError.notShown)")
                 }
                 out[flag.attribute] = value.padding(toLength: 4, withPad: " ", startingAt: 0)
             } else if flag.attribute == "gena" {
@@ -88,27 +94,47 @@ enum PasswordVerbs {
         flags.map { "[-\($0.option.short!) \($0.option.valueName)]" }.joined(separator: " ") + " " + extra
     }
 
-    /// The password `-w` gives: its value (with a warning), or standard input.
+    /// The password `-w`, `-X` or `--raw` gives: `-w VALUE` (with a warning), `-X HEX`
+    /// (exact bytes), or standard input (exactly one trailing newline dropped unless `--raw`).
     static func password(_ args: ParsedArguments) throws(CommandError) -> Data? {
+        if let hex = args.value("hexPassword") {
+            guard !args.has("password"), !args.has("raw") else {
+                throw CommandError(.usage, "-X gives the password; do not combine it with -w or --raw")
+            }
+            Console.error("secitem: warning: a password given as an argument is visible to other users in the process list; use -w - to read it from standard input\n")
+            guard let bytes = Hex.decode(hex) else {
+                throw CommandError(.usage, "-X needs an even number of hexadecimal digits\(UsageError.notShown)")
+            }
+            return bytes
+        }
         if let value = args.value("password"), value != "-" {
+            guard !args.has("raw") else { throw CommandError(.usage, "--raw reads standard input: give -w - (or -w last)") }
             Console.error("secitem: warning: a password given as an argument is visible to other users in the process list; use -w - to read it from standard input\n")
             return Data(value.utf8)
         }
-        guard args.has("password") else { return nil }
-        return try Console.readSecret(prompt: "password data for new item: ", confirm: "retype password for new item: ")
+        guard args.has("password") else {
+            if args.has("raw") { throw CommandError(.usage, "--raw needs -w - (the password from standard input)") }
+            return nil
+        }
+        return try Console.readSecret(
+            prompt: "password data for new item: ", confirm: "retype password for new item: ", raw: args.has("raw"))
     }
 
     static func addVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
             name, summary: "Add \(article(noun)) \(noun) item.",
-            synopsis: usageLine(flags, extra: "[-w [password]] [-U]"),
+            synopsis: usageLine(flags, extra: "[-w [password] | -X hex] [--raw] [-U]"),
             discussion: """
                 The item's password is empty unless -w gives one. With -U an existing item with the same \
                 \(itemClass == kSecClassGenericPassword ? "account and service" : "account, server, protocol, port, path, domain and authentication type") \
                 is updated (its password only when -w is given); without it, adding one that exists fails (status 45).
+
+                Bytes: -w - from a pipe or file stores standard input minus exactly one trailing newline
+                (\\n; a \\r before it is kept); --raw stores it byte for byte; -X stores the bytes the hex
+                digits spell. So `find-generic-password -w | add-generic-password -w -` copies any secret exactly.
                 """,
             options: flags.map(\.option) + [
-                passwordOption,
+                passwordOption, hexPasswordOption, rawInputOption,
                 OptionSpec("update", short: "U", .flag, help: "Update the item if it already exists."),
             ]
         ) { (session: Session) throws(CommandError) in
@@ -143,15 +169,19 @@ enum PasswordVerbs {
     static func findVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
             name, summary: "Find \(article(noun)) \(noun) item and print its attributes (or its password).",
-            synopsis: usageLine(flags, extra: "[-g] [-w]"),
+            synopsis: usageLine(flags, extra: "[-g] [-w | -x] [--raw]"),
             discussion: """
                 The first item matching every given attribute is printed. As on macOS, -g writes the
                 password to standard error after the attributes, as `password: "..."`; -w writes only the
-                password (and a newline) to standard output. Nothing secret is printed otherwise.
+                password to standard output: exactly the stored bytes, then one newline (--raw leaves the
+                newline out). -x writes the stored bytes as lowercase hexadecimal (then a newline), for
+                binary secrets; `add-generic-password -X` takes it back. Nothing secret is printed otherwise.
                 """,
             options: flags.map(\.option) + [
                 OptionSpec("showPassword", short: "g", .flag, help: "Show the password (on standard error) with the attributes."),
-                OptionSpec("onlyPassword", short: "w", .flag, help: "Print only the password, on standard output."),
+                OptionSpec("onlyPassword", short: "w", .flag, help: "Print only the password, on standard output: the stored bytes and a newline."),
+                OptionSpec("hexPassword", short: "x", .flag, help: "Print only the password, as hexadecimal digits and a newline."),
+                OptionSpec("raw", long: "raw", .flag, help: "With -w: print the stored bytes without the trailing newline."),
             ]
         ) { (session: Session) throws(CommandError) in
             let args = session.arguments
@@ -160,7 +190,9 @@ enum PasswordVerbs {
             query[kSecMatchLimit] = kSecMatchLimitOne
             query[kSecAttrSynchronizable] = kSecAttrSynchronizableAny
             query[kSecReturnAttributes] = true
-            let wantsSecret = args.has("showPassword") || args.has("onlyPassword")
+            if args.has("raw") && !args.has("onlyPassword") { throw CommandError(.usage, "--raw goes with -w") }
+            if args.has("hexPassword") && args.has("onlyPassword") { throw CommandError(.usage, "give -w or -x, not both") }
+            let wantsSecret = args.has("showPassword") || args.has("onlyPassword") || args.has("hexPassword")
             if wantsSecret { query[kSecReturnData] = true }
             let client = try session.client()
             let found: [String: Any]
@@ -171,7 +203,11 @@ enum PasswordVerbs {
             }
             let data = found[kSecValueData] as? Data ?? Data()
             if args.has("onlyPassword") {
-                Console.writeData(data + Data("\n".utf8))
+                Console.writeData(args.has("raw") ? data : data + Data("\n".utf8))
+                return
+            }
+            if args.has("hexPassword") {
+                Console.write(Hex.encode(data) + "\n")
                 return
             }
             Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.name))
@@ -247,5 +283,43 @@ enum ItemFormat {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMddHHmmss'Z'"
         return formatter.string(from: date)
+    }
+}
+
+/// Hexadecimal for binary secrets (`-X`, `-x`).
+enum Hex {
+    /// Lowercase hex digits, two per byte.
+    static func encode(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(data.count * 2)
+        for byte in data {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes an even number of hex digits spell (either case); `nil` otherwise.
+    static func decode(_ text: String) -> Data? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out = Data(capacity: chars.count / 2)
+        var index = 0
+        while index < chars.count {
+            guard let high = value(chars[index]), let low = value(chars[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+
+    private static func value(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }

@@ -122,7 +122,7 @@ enum Command {
         if first == "--help" || first == "-h" || first == "help" {
             if first == "help", arguments.count > 1 {
                 guard let verb = verbs.first(where: { $0.name == arguments[1] }) else {
-                    Console.error("secitem: unknown verb '\(arguments[1])'\nTry 'secitem --help'.\n")
+                    Console.error("secitem: the second argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
                     return ExitStatus.usage.rawValue
                 }
                 Console.write(verb.help)
@@ -136,7 +136,7 @@ enum Command {
             return ExitStatus.success.rawValue
         }
         guard let verb = verbs.first(where: { $0.name == first }) else {
-            Console.error("secitem: unknown verb '\(first)'\nTry 'secitem --help'.\n")
+            Console.error("secitem: the first argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
             return ExitStatus.usage.rawValue
         }
         let parsed: ParsedArguments

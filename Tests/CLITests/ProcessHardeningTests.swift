@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 14: the command's own process leaks nothing (core dumps, environment, terminal).
+@Suite("secitem process hardening")
+struct ProcessHardeningTests {
+    /// Waits until `condition` holds or `seconds` pass.
+    static func wait(_ seconds: Double = 20, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    @Test("no core dumps, and secrets from the environment are wiped from /proc/PID/environ")
+    func coreAndEnvironment() throws {
+        let cli = try CLI(backend: "file", bus: false)
+        defer { cli.remove() }
+        let marker = "env-secret-\(UUID().uuidString)"
+        // Blocked reading the password from stdin: the process is alive and has read its environment.
+        // It starts with core dumps allowed (the shell raises the soft limit), so the check can fail.
+        var env = cli.environment
+        env["SECITEM_PASSPHRASE"] = marker
+        env["SECITEM_EXPORT_PASSPHRASE"] = marker + "-x"
+        env["SECITEM_KEY_SOURCE"] = "passphrase"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "ulimit -S -c unlimited && exec \"$0\" \"$@\"", CLI.executable.path,
+                             "add-generic-password", "-a", "a", "-s", "s", "-w", "-"]
+        process.environment = env
+        let stdin = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        let pid = process.processIdentifier
+        var limits = ""
+        // /proc/PID/limits shows the limit once main has run; poll until the process got there.
+        let hardened = Self.wait {
+            limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
+            return limits.split(separator: "\n").contains {
+                $0.hasPrefix("Max core file size") && $0.split(separator: " ").dropFirst(4).first == "0"
+            }
+        }
+        #expect(hardened, "RLIMIT_CORE is not 0:\n\(limits)")
+        // The process waits for its password on stdin indefinitely: by then it must have wiped its environment.
+        var environ = Data()
+        _ = Self.wait {
+            environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
+            return environ.range(of: Data(marker.utf8)) == nil
+        }
+        #expect(!environ.isEmpty)
+        #expect(environ.range(of: Data(marker.utf8)) == nil, "the passphrase is still in /proc/\(pid)/environ")
+        #expect(environ.range(of: Data("SECITEM_PASSPHRASE=".utf8)) == nil)
+        // The passphrase was still used: the store opens with it.
+        try stdin.fileHandleForWriting.write(contentsOf: Data("pw\n".utf8))
+        try stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(errors)")
+        let find = try cli.run(["find-generic-password", "-a", "a", "-s", "s", "-w"], environment: ["SECITEM_PASSPHRASE": marker, "SECITEM_KEY_SOURCE": "passphrase"])
+        #expect(find.stdout == "pw\n", "\(find.stderr)")
+        let wrong = try cli.run(["find-generic-password", "-a", "a", "-s", "s", "-w"], environment: ["SECITEM_PASSPHRASE": "other", "SECITEM_KEY_SOURCE": "passphrase"])
+        #expect(wrong.status == 51)
+
+        let diagnose = try cli.run(["diagnose"])
+        #expect(diagnose.stdout.contains("process: core dumps off (dumpable 0, RLIMIT_CORE 0)"), "\(diagnose.stdout)")
+    }
+
+    @Test("a signal at the password prompt restores the terminal's echo", arguments: ["INT", "TERM", "HUP"])
+    func promptSignal(signal: String) throws {
+        let cli = try CLI(backend: "file", bus: false)
+        defer { cli.remove() }
+        // script(1) gives the shell a pseudo-terminal; the command reads its prompt from it,
+        // the shell checks the terminal's echo flag during the prompt and after the signal.
+        let dir = cli.root.path
+        let shell = """
+            echo_state() { stty -a < /dev/tty | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo; }
+            echo_state > '\(dir)/before'
+            '\(CLI.executable.path)' add-generic-password -a t -s tty -w < /dev/tty 2> '\(dir)/err' &
+            pid=$!
+            i=0
+            while ! grep -q 'password data' '\(dir)/err' && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+            sleep 0.2
+            echo_state > '\(dir)/during'
+            kill -\(signal) $pid
+            wait $pid
+            echo $? > '\(dir)/status'
+            echo_state > '\(dir)/after'
+            """
+        try Data(shell.utf8).write(to: cli.root.appendingPathComponent("prompt.sh"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "sh \(dir)/prompt.sh", "/dev/null"]
+        process.environment = cli.environment
+        let input = Pipe()  // held open: an end of input would reach the prompt as ^D
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        #expect(Self.wait(60) { !process.isRunning })
+        try? input.fileHandleForWriting.close()
+        func read(_ name: String) -> String {
+            ((try? String(contentsOfFile: "\(dir)/\(name)", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        print(read("sig"))
+        #expect(read("before") == "echo")
+        #expect(read("during") == "-echo", "the prompt did not turn echo off: \(read("err"))")
+        let signalNumber = ["INT": SIGINT, "TERM": SIGTERM, "HUP": SIGHUP][signal]!
+        #expect(read("status") == "\(128 + signalNumber)", "the command did not end by the signal")
+        #expect(read("after") == "echo", "echo is still off after SIG\(signal)")
+        #expect(try cli.run(["find-generic-password", "-a", "t", "-s", "tty"]).status == 44)
+    }
+}
