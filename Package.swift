@@ -5,6 +5,7 @@ let package = Package(
     name: "swift-secitem-linux",
     products: [
         .library(name: "SecItem", targets: ["SecItem"]),
+        .library(name: "SecItemKeychain", targets: ["SecItemKeychain"]),
         .library(name: "SecItemCore", targets: ["SecItemCore"]),
         .library(name: "SecItemTools", targets: ["SecItemTools"]),
         .library(name: "SecItemConformance", targets: ["SecItemConformance"]),
@@ -28,8 +29,18 @@ let package = Package(
             dependencies: ["SecItem", "SecItemCore", "SecItemSQLite"],
             path: "Sources/SecItemTools"
         ),
-        .target(name: "SecItemConformance", dependencies: ["SecItemCore", "SecItemMemory"], path: "Sources/SecItemConformance"),
-        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemTools", "CSecItemProcess"], path: "Sources/secitem"),
+        // The typed Swift layer (`Keychain`); re-exports SecItem.
+        .target(
+            name: "SecItemKeychain",
+            dependencies: ["SecItem", "SecItemCore", "SecItemMemory"],
+            path: "Sources/SecItemKeychain"
+        ),
+        .target(
+            name: "SecItemConformance",
+            dependencies: ["SecItemCore", "SecItemMemory", "SecItemKeychain"],
+            path: "Sources/SecItemConformance"
+        ),
+        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "CSecItemProcess"], path: "Sources/secitem"),
         // Process hardening for the command (prctl is variadic; signal handlers belong in C).
         .target(
             name: "CSecItemProcess",
@@ -81,13 +92,13 @@ let package = Package(
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(name: "KeychainHelperExample", dependencies: ["SecItem"], path: "Examples/KeychainHelperExample"),
-        .executableTarget(name: "SwiftNativeExample", dependencies: ["SecItem"], path: "Examples/SwiftNativeExample"),
+        .executableTarget(name: "SwiftNativeExample", dependencies: ["SecItemKeychain"], path: "Examples/SwiftNativeExample"),
 
         // MARK: Benchmarks
         .executableTarget(
             name: "SecItemBenchmarks",
             dependencies: [
-                "SecItem", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
+                "SecItem", "SecItemCore", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
                 "CSecItemLibsecret",
             ],
             path: "Benchmarks/SecItemBenchmarks"
@@ -96,17 +107,17 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "SecItemCoreTests",
-            dependencies: ["SecItemCore", "SecItemMemory", "SecItem"],
+            dependencies: ["SecItemCore", "SecItemMemory", "SecItem", "SecItemKeychain"],
             path: "Tests/SecItemCoreTests"
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItem"],
+            dependencies: ["SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItem", "SecItemKeychain"],
             path: "Tests/ConformanceTests"
         ),
         .testTarget(
             name: "SQLiteBackendTests",
-            dependencies: ["SecItemSQLite", "SecItem", "CSecItemSQLite3", "SecItemSQLiteHelper"],
+            dependencies: ["SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "SecItemSQLiteHelper"],
             path: "Tests/SQLiteBackendTests"
         ),
         // The child process the file backend's crash and multi-process tests run.
@@ -117,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SecretServiceBackendTests",
-            dependencies: ["SecItemSecretService", "SecItem", "SecretServiceTestHelper"],
+            dependencies: ["SecItemSecretService", "SecItem", "SecItemCore", "SecretServiceTestHelper"],
             path: "Tests/SecretServiceBackendTests"
         ),
         // A child process for SecretServiceBackendTests (racing adds, broken environments).
@@ -137,9 +148,19 @@ let package = Package(
             dependencies: ["SecItem"],
             path: "Tests/ExampleTests"
         ),
+        // Source compatibility (issue 15): keychain code written as for Apple platforms, and a
+        // library whose generic names (`Keychain`, `ItemClass`, …) must not clash with SecItem's.
+        // Warnings are errors here: the Apple-style code must build with zero of either.
+        .target(name: "ClashingNamesLibrary", path: "Tests/ClashingNamesLibrary"),
+        .testTarget(
+            name: "SourceCompatibilityTests",
+            dependencies: ["SecItem", "SecItemMemory", "ClashingNamesLibrary"],
+            path: "Tests/SourceCompatibilityTests",
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
+        ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemTools", "SecItemMemory"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory"],
             path: "Tests/CLITests"
         ),
     ]

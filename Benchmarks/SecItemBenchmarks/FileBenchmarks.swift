@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SecItem
+import SecItemCore
 @_spi(Bulk) import SecItemSQLite
 
 /// The file backend (SQLiteBackend, keychain in a temporary directory, raw key)

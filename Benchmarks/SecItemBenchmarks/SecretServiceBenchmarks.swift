@@ -1,6 +1,7 @@
 import CSecItemLibsecret
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemSecretService
 
 /// The Secret Service backend against raw libsecret calls on the same daemon,

@@ -1,6 +1,6 @@
 // The README's Swift-native example, kept compiling and running by the tests.
 import Foundation
-import SecItem
+import SecItemKeychain  // the typed layer; it re-exports SecItem
 
 struct Session: Codable, Equatable {
     var token: String

@@ -1,4 +1,5 @@
 import SecItemCore
+import SecItemKeychain
 import SecItemMemory
 import Foundation
 

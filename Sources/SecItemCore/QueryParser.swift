@@ -305,3 +305,12 @@ public struct AccessGroups: Sendable, Hashable {
         AccessGroups((environment["SECITEM_ACCESS_GROUPS"] ?? "").split(separator: ",").map(String.init))
     }
 }
+
+/// `["app", "shared"]` where access groups are expected, so code importing only
+/// `SecItem` (which does not export this type's name) can still write
+/// `SecItemClient(backend: store, accessGroups: ["app"])`.
+extension AccessGroups: ExpressibleByArrayLiteral {
+    public init(arrayLiteral groups: String...) {
+        self.init(groups)
+    }
+}

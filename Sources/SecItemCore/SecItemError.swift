@@ -45,7 +45,12 @@ public struct SecItemError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Pattern matching by status (`catch SecItemError.duplicateItem`) on any error.
-    public static func ~= (pattern: SecItemError, value: any Error) -> Bool {
+    ///
+    /// Generic on purpose: `import SecItem` re-exports this type by name, which does not
+    /// carry its operators, so module `SecItem` declares the same match for `any Error`
+    /// (`SecItemErrorMatching.swift`). A file that imports both modules then picks that
+    /// non-generic one instead of finding two equal candidates.
+    public static func ~= <E: Error>(pattern: SecItemError, value: E) -> Bool {
         (value as? SecItemError)?.status == pattern.status
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemTools
 
 /// export, import and migrate.

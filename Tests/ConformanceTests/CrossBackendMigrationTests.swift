@@ -1,5 +1,6 @@
 import Testing
 import SecItemCore
+import SecItemKeychain
 import SecItemMemory
 import SecItemSQLite
 import SecItemSecretService

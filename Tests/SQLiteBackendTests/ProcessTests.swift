@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import Testing
 

@@ -1,6 +1,7 @@
 import CSecItemSQLite3
 import Foundation
 import SecItem
+import SecItemCore
 @_spi(Testing) import SecItemSQLite
 
 /// A private temporary directory, removed when the value is freed.

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemMemory
 
 /// The Apple-compatible surface: spellings that must compile and behave as on Apple platforms.

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
-import SecItem
+import SecItemKeychain
+import SecItemCore
 import SecItemMemory
 
 @Suite("Keychain (Swift-native layer)")

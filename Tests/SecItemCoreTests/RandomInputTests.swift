@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemMemory
 
 /// Random dictionaries through all four calls: never a crash, only documented

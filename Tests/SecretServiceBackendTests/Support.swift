@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemSecretService
 import Testing
 

@@ -1,4 +1,5 @@
 public import Foundation
+import SecItemCore
 import Dispatch
 
 /// Async variants: the backend call runs on a Dispatch queue, so a slow store

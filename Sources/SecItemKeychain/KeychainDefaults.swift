@@ -1,4 +1,5 @@
-public import SecItemCore
+import SecItemCore
+import SecItem
 public import SecItemMemory
 
 extension Keychain {

@@ -1,4 +1,5 @@
 public import Foundation
+public import SecItemCore
 import Dispatch
 
 /// A Swift-native view of one slice of a keychain: the items of one service (or

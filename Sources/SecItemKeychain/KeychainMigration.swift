@@ -1,4 +1,5 @@
 public import Foundation
+public import SecItemCore
 
 /// What a migration moved.
 public struct MigrationReport: Sendable, Hashable {

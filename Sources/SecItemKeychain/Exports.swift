@@ -1,0 +1,2 @@
+// `import SecItemKeychain` gives the typed layer (`Keychain`) and everything `import SecItem` gives.
+@_exported public import SecItem
