@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SecItemSQLite", targets: ["SecItemSQLite"]),
         .library(name: "SecItemSecretService", targets: ["SecItemSecretService"]),
         .executable(name: "secitem", targets: ["secitem"]),
+        .executable(name: "git-credential-secitem", targets: ["git-credential-secitem"]),
     ],
     targets: [
         // MARK: Core and the module users import
@@ -40,13 +41,17 @@ let package = Package(
             dependencies: ["SecItemCore", "SecItemMemory", "SecItemKeychain"],
             path: "Sources/SecItemConformance"
         ),
-        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "CSecItemProcess"], path: "Sources/secitem"),
+        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "CSecItemProcess", "SecItemGitCredential"], path: "Sources/secitem"),
         // Process hardening for the command (prctl is variadic; signal handlers belong in C).
         .target(
             name: "CSecItemProcess",
             path: "Sources/CSecItemProcess",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Werror"])]
         ),
+        // Git's credential helper: the logic, shared by its executable and `secitem credential-helper`.
+        .target(name: "SecItemGitCredential", dependencies: ["SecItem", "SecItemCore", "CSecItemProcess"], path: "Sources/SecItemGitCredential"),
+        .executableTarget(
+            name: "git-credential-secitem", dependencies: ["SecItemGitCredential"], path: "Sources/git-credential-secitem"),
 
         // MARK: Backends
         .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),
@@ -157,6 +162,12 @@ let package = Package(
             dependencies: ["SecItem", "SecItemMemory", "ClashingNamesLibrary"],
             path: "Tests/SourceCompatibilityTests",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
+        ),
+        .testTarget(
+            name: "GitCredentialTests",
+            dependencies: ["SecItemGitCredential", "SecItem", "SecItemCore", "SecItemMemory"],
+            path: "Tests/GitCredentialTests",
+            exclude: ["Scripts"]
         ),
         .testTarget(
             name: "CLITests",

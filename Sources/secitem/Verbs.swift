@@ -94,9 +94,10 @@ enum Command {
             Verbs:
 
             """
-        let width = verbs.map(\.name.count).max() ?? 0
-        for verb in verbs {
-            out += "  \(verb.name)\(String(repeating: " ", count: width - verb.name.count + 2))\(verb.summary)\n"
+        let rows = verbs.map { ($0.name, $0.summary) } + [(CredentialHelperVerb.name, CredentialHelperVerb.summary)]
+        let width = rows.map(\.0.count).max() ?? 0
+        for (name, summary) in rows {
+            out += "  \(name)\(String(repeating: " ", count: width - name.count + 2))\(summary)\n"
         }
         out += """
 
@@ -119,8 +120,14 @@ enum Command {
             Console.error(overview)
             return ExitStatus.usage.rawValue
         }
+        if first == CredentialHelperVerb.name {
+            return CredentialHelperVerb.main(Array(arguments.dropFirst()), environment: environment)
+        }
         if first == "--help" || first == "-h" || first == "help" {
             if first == "help", arguments.count > 1 {
+                if arguments[1] == CredentialHelperVerb.name {
+                    return CredentialHelperVerb.main(["--help"], environment: environment)
+                }
                 guard let verb = verbs.first(where: { $0.name == arguments[1] }) else {
                     Console.error("secitem: the second argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
                     return ExitStatus.usage.rawValue

@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+
+/// The built executables, run as git runs them, each test with a private home and keychain.
+struct HelperProcess {
+    /// The directory holding the package's built executables (next to the test bundle).
+    static let binDirectory: URL = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.pathComponents.count > 1
+            && !FileManager.default.fileExists(atPath: url.appendingPathComponent("git-credential-secitem").path)
+        {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }()
+    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    let root: URL
+    var environment: [String: String]
+
+    /// - Parameter backend: `file` or `secret-service`; a fresh file keychain or a fresh Secret Service namespace.
+    init(backend: String) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-git-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SECITEM_") && !$0.key.hasPrefix("GIT_") }
+        env["HOME"] = root.appendingPathComponent("home").path
+        env["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
+        env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        env["SECITEM_BACKEND"] = backend
+        env["SECITEM_SECRET_SERVICE_NAMESPACE"] = UUID().uuidString
+        env["PATH"] = Self.binDirectory.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        if backend == "secret-service" {
+            guard let bus = env["DBUS_SESSION_BUS_ADDRESS"], !bus.isEmpty else {
+                Issue.record("DBUS_SESSION_BUS_ADDRESS is not set: run the tests with scripts/test (scripts/with-secret-service)")
+                throw Failure.noSecretService
+            }
+        }
+        environment = env
+    }
+
+    enum Failure: Error { case noSecretService, timeout, noGitSuite }
+
+    /// Runs `executable arguments…` (a name in the build directory, or a path) with `stdin`.
+    @discardableResult
+    func run(_ executable: String, _ arguments: [String], stdin: String = "", environment extra: [String: String?] = [:],
+             timeout: TimeInterval = 120) throws -> Result
+    {
+        let process = Process()
+        process.executableURL = executable.hasPrefix("/")
+            ? URL(fileURLWithPath: executable) : Self.binDirectory.appendingPathComponent(executable)
+        process.arguments = arguments
+        var env = environment
+        for (key, value) in extra { env[key] = value }
+        process.environment = env
+        let id = UUID().uuidString
+        let outURL = root.appendingPathComponent("out-\(id)")
+        let errURL = root.appendingPathComponent("err-\(id)")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                throw Failure.timeout
+            }
+            usleep(5_000)
+        }
+        let out = String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self)
+        let err = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
+        try? FileManager.default.removeItem(at: outURL)
+        try? FileManager.default.removeItem(at: errURL)
+        return Result(status: process.terminationStatus, stdout: out, stderr: err)
+    }
+
+    func helper(_ action: String, _ input: String, options: [String] = []) throws -> Result {
+        try run("git-credential-secitem", options + [action], stdin: input)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+}
+
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case file
+    case secretService = "secret-service"
+    var testDescription: String { rawValue }
+}
+
+@Suite("git-credential-secitem as a process, on every backend")
+struct ProcessTests {
+    @Test("store, get, erase; secitem find-internet-password sees what git stored; the CLI verb is the same helper",
+          arguments: Backend.allCases)
+    func lifecycle(backend: Backend) throws {
+        let p = try HelperProcess(backend: backend.rawValue)
+        defer { p.remove() }
+        let stored = try p.helper("store", "protocol=https\nhost=github.com\nusername=octo@corp:x\npassword=ghp_s3cret\n\n")
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(stored.stdout.isEmpty && stored.stderr.isEmpty, "\(stored.stderr)")
+        let get = try p.helper("get", "protocol=https\nhost=github.com\n")
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdout == "username=octo@corp:x\npassword=ghp_s3cret\n")
+        let viaCLI = try p.run("secitem", ["credential-helper", "get"], stdin: "protocol=https\nhost=github.com\n")
+        #expect(viaCLI.stdout == get.stdout, "\(viaCLI.stderr)")
+        let find = try p.run("secitem", ["find-internet-password", "-s", "github.com", "-w"])
+        #expect(find.status == 0, "\(find.stderr)")
+        #expect(find.stdout == "ghp_s3cret\n")
+        let attributes = try p.run("secitem", ["find-internet-password", "-s", "github.com"])
+        for fragment in ["\"ptcl\"<blob>=\"htps\"", "\"acct\"<blob>=\"octo@corp:x\"", "\"atyp\"<blob>=\"dflt\"", "\"port\"<sint32>=0"] {
+            #expect(attributes.stdout.contains(fragment), "missing \(fragment) in \(attributes.stdout)")
+        }
+        let erase = try p.run("secitem", ["credential-helper", "erase"], stdin: "protocol=https\nhost=github.com\nusername=octo@corp:x\n")
+        #expect(erase.status == 0, "\(erase.stderr)")
+        #expect(try p.helper("get", "protocol=https\nhost=github.com\n").stdout.isEmpty)
+        #expect(try p.run("secitem", ["find-internet-password", "-s", "github.com"]).status == 44)
+    }
+
+    @Test("a keychain that cannot be opened: a message on stderr, an empty answer, nothing prompted")
+    func unusableKeychain() throws {
+        let p = try HelperProcess(backend: "file")
+        defer { p.remove() }
+        let missingKey = p.root.appendingPathComponent("no-such.key").path
+        let env: [String: String?] = ["SECITEM_KEY_SOURCE": "key-file", "SECITEM_KEY_FILE": missingKey]
+        let get = try p.run("git-credential-secitem", ["get"], stdin: "protocol=https\nhost=h\n", environment: env)
+        #expect(get.status == 1)
+        #expect(get.stdout.isEmpty)
+        #expect(get.stderr.hasPrefix("git-credential-secitem: cannot open the keychain"), "\(get.stderr)")
+        #expect(get.stderr.contains("git will ask for the password"), "\(get.stderr)")
+        let store = try p.run("git-credential-secitem", ["store"], stdin: "protocol=https\nhost=h\nusername=u\npassword=pw-not-shown\n",
+                              environment: env)
+        #expect(store.status == 1)
+        #expect(!store.stderr.contains("pw-not-shown"))
+        // No bus at all and the Secret Service asked for: also a message, not a hang or a prompt.
+        let noBus = try p.run("git-credential-secitem", ["--backend=secret-service", "get"], stdin: "protocol=https\nhost=h\n",
+                              environment: ["DBUS_SESSION_BUS_ADDRESS": nil, "XDG_RUNTIME_DIR": nil])
+        #expect(noBus.status == 1)
+        #expect(noBus.stdout.isEmpty)
+        #expect(noBus.stderr.contains("cannot open the keychain"), "\(noBus.stderr)")
+    }
+
+    @Test("usage: --help, a missing action, an unknown option; unknown actions are ignored")
+    func usage() throws {
+        let p = try HelperProcess(backend: "file")
+        defer { p.remove() }
+        let help = try p.run("git-credential-secitem", ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("credential.helper secitem"))
+        #expect(try p.run("secitem", ["help", "credential-helper"]).stdout.contains("--timeout=SECONDS"))
+        #expect(try p.run("secitem", ["--help"]).stdout.contains("credential-helper"))
+        #expect(try p.run("git-credential-secitem", []).status == 2)
+        let unknown = try p.run("git-credential-secitem", ["--frobnicate", "get"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("unknown option '--frobnicate'"))
+        let ignored = try p.run("git-credential-secitem", ["capabilities"], stdin: "protocol=https\nhost=h\n")
+        #expect(ignored.status == 0 && ignored.stdout.isEmpty && ignored.stderr.isEmpty)
+    }
+
+    @Test("input that git keeps open after the blank line: the helper answers without waiting for the end")
+    func blankLineEndsInput() throws {
+        let p = try HelperProcess(backend: "file")
+        defer { p.remove() }
+        #expect(try p.helper("store", "protocol=https\nhost=h\nusername=u\npassword=pw\n").status == 0)
+        let process = Process()
+        process.executableURL = HelperProcess.binDirectory.appendingPathComponent("git-credential-secitem")
+        process.arguments = ["get"]
+        process.environment = p.environment
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data("protocol=https\nhost=h\n\n".utf8))
+        // stdin stays open; the answer must still come.
+        let answer = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try input.fileHandleForWriting.close()
+        #expect(String(decoding: answer, as: UTF8.self) == "username=u\npassword=pw\n")
+    }
+
+    @Test("git's own helper tests (t0303-credential-external.sh, with the timeout cases) pass", arguments: Backend.allCases)
+    func gitSuite(backend: Backend) throws {
+        guard let t = ProcessInfo.processInfo.environment["SECITEM_GIT_TEST_SUITE"], !t.isEmpty else {
+            Issue.record("SECITEM_GIT_TEST_SUITE is not set: run the tests with scripts/test (it runs scripts/git-test-suite)")
+            throw HelperProcess.Failure.noGitSuite
+        }
+        let p = try HelperProcess(backend: backend.rawValue)
+        defer { p.remove() }
+        let result = try p.run(
+            "/bin/sh", [HelperProcess.scripts.appendingPathComponent("git-t0303.sh").path, t, HelperProcess.binDirectory.path,
+                        p.root.appendingPathComponent("t0303").path], timeout: 300)
+        #expect(result.status == 0, "t0303 failed on \(backend.rawValue):\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("# passed all 13 test(s)"), "\(result.stdout)")
+        #expect(!result.stdout.contains("skipping timeout tests"))
+    }
+
+    @Test("git clone through an HTTP server with basic auth: stores, reuses, erases a rejected password",
+          arguments: Backend.allCases)
+    func cloneThroughHTTP(backend: Backend) throws {
+        let p = try HelperProcess(backend: backend.rawValue)
+        defer { p.remove() }
+        let result = try p.run(
+            "/bin/sh", [HelperProcess.scripts.appendingPathComponent("clone-through-http.sh").path, HelperProcess.binDirectory.path,
+                        p.root.appendingPathComponent("clone").path], timeout: 300)
+        #expect(result.status == 0, "on \(backend.rawValue):\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("all steps passed"))
+    }
+}
