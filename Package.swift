@@ -61,11 +61,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .systemLibrary(
+        // libcrypto (OpenSSL 3, Debian's libssl-dev) behind plain C functions, compiled with warnings as errors.
+        .target(
             name: "CSecItemCrypto",
             path: "Backends/SQLite/CSecItemCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"])],
+            linkerSettings: [.linkedLibrary("crypto")]
         ),
         .target(
             name: "SecItemSQLite",

@@ -1,39 +1,6 @@
 internal import CSecItemCrypto
 import SecItemCore
 
-/// The scrypt cost parameters that stretch a passphrase into a key-encryption key.
-///
-/// Stored in the keychain file, so a file keeps the cost it was created with;
-/// the default is N = 2^15, r = 8, p = 1 (32 MiB, about 0.1 s).
-public struct ScryptParameters: Sendable, Hashable, CustomStringConvertible {
-    /// log2 of the CPU/memory cost N.
-    public var logN: Int
-    /// The block size r.
-    public var r: Int
-    /// The parallelization p.
-    public var p: Int
-
-    /// N = 2^15, r = 8, p = 1.
-    public static let `default` = ScryptParameters(logN: 15, r: 8, p: 1)
-
-    public init(logN: Int, r: Int, p: Int) {
-        self.logN = logN
-        self.r = r
-        self.p = p
-    }
-
-    /// Whether the parameters are sane (bounded so a hostile file cannot make
-    /// opening it eat all memory): 1 ≤ log2 N ≤ 22, 1 ≤ r ≤ 32, 1 ≤ p ≤ 16, memory ≤ 1 GiB.
-    var isValid: Bool {
-        guard (1...22).contains(logN), (1...32).contains(r), (1...16).contains(p) else { return false }
-        return memoryNeeded <= 1 << 30
-    }
-
-    var memoryNeeded: UInt64 { 128 * UInt64(r) * (UInt64(1) << UInt64(logN) + UInt64(p) + 2) }
-
-    public var description: String { "scrypt(N=2^\(logN), r=\(r), p=\(p))" }
-}
-
 /// The libcrypto primitives the file format uses, over ``SecretBytes`` keys.
 enum Crypto {
     static let keyLength = 32
@@ -184,27 +151,5 @@ enum Crypto {
         return try plain.withUnsafeBufferPointer { (p: UnsafeBufferPointer<UInt8>) throws(SecItemError) -> R in
             try body(UnsafeBufferPointer(rebasing: p[0..<n]))
         }
-    }
-}
-
-/// The keys one data key gives: separate HMAC and encryption keys (HKDF).
-final class ItemKeys {
-    let dataKey: SecretBytes
-    let macKey: SecretBytes
-    let encKey: SecretBytes
-    /// HMACs that depend on the key alone (access groups, sync states), computed
-    /// once. Not secret beyond what the file's columns show. Used under the
-    /// backend's mutex only.
-    var memo: [String: [UInt8]] = [:]
-
-    init(dataKey: SecretBytes) throws(SecItemError) {
-        self.dataKey = dataKey
-        macKey = try Crypto.hkdf(dataKey, info: "secitem-file/1 hmac-sha256")
-        encKey = try Crypto.hkdf(dataKey, info: "secitem-file/1 aes-256-gcm")
-    }
-
-    /// A fresh random data key.
-    static func generate() throws(SecItemError) -> ItemKeys {
-        try ItemKeys(dataKey: SecretBytes(random: Crypto.keyLength))
     }
 }

@@ -1,135 +1,6 @@
 import Foundation
 import SecItemCore
 
-/// The sealed contents of a row: every attribute and the data, in a small
-/// deterministic binary encoding (format v1, `docs/file-format.md`).
-enum ItemCodec {
-    static let version: UInt8 = 1
-
-    /// Encodes attributes (sorted by key) and data.
-    static func encode(_ item: StoredItem) -> [UInt8] {
-        var out: [UInt8] = [version]
-        appendU32(&out, UInt32(item.attributes.count))
-        for key in item.attributes.keys.sorted() {
-            let keyBytes = Array(key.utf8)
-            appendU32(&out, UInt32(keyBytes.count))
-            out += keyBytes
-            switch item.attributes[key]! {
-            case .string(let s):
-                out.append(0x73)  // s
-                let b = Array(s.utf8)
-                appendU32(&out, UInt32(b.count))
-                out += b
-            case .data(let d):
-                out.append(0x62)  // b
-                appendU32(&out, UInt32(d.count))
-                out += d
-            case .number(let n):
-                out.append(0x6E)  // n
-                appendU32(&out, 8)
-                appendU64(&out, UInt64(bitPattern: n))
-            case .date(let d):
-                out.append(0x64)  // d
-                appendU32(&out, 8)
-                appendU64(&out, d.timeIntervalSinceReferenceDate.bitPattern)
-            }
-        }
-        if let data = item.data {
-            out.append(1)
-            appendU32(&out, UInt32(data.count))
-            out += data
-        } else {
-            out.append(0)
-        }
-        return out
-    }
-
-    /// Decodes what ``encode(_:)`` wrote, or returns `nil` for malformed bytes.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> (attributes: [String: AttributeValue], data: Data?)? {
-        var reader = Reader(bytes: bytes)
-        guard reader.u8() == version, let count = reader.u32() else { return nil }
-        var attributes: [String: AttributeValue] = [:]
-        attributes.reserveCapacity(Int(min(count, 64)))
-        for _ in 0..<count {
-            guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)),
-                let key = string(keyBytes), let tag = reader.u8(), let length = reader.u32(),
-                let value = reader.take(Int(length))
-            else { return nil }
-            switch tag {
-            case 0x73:
-                guard let s = string(value) else { return nil }
-                attributes[key] = .string(s)
-            case 0x62:
-                attributes[key] = .data(Data(value))
-            case 0x6E:
-                guard value.count == 8 else { return nil }
-                attributes[key] = .number(Int64(bitPattern: u64(value)))
-            case 0x64:
-                guard value.count == 8 else { return nil }
-                attributes[key] = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: u64(value))))
-            default:
-                return nil
-            }
-        }
-        guard let hasData = reader.u8() else { return nil }
-        var data: Data?
-        if hasData == 1 {
-            guard let length = reader.u32(), let bytes = reader.take(Int(length)) else { return nil }
-            data = Data(bytes)
-        } else if hasData != 0 {
-            return nil
-        }
-        guard reader.atEnd else { return nil }
-        return (attributes, data)
-    }
-
-    /// The UTF-8 in `bytes`, or `nil` when it is not valid UTF-8. ASCII (every
-    /// attribute name, most values) skips the standard library's generic validator.
-    private static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        var high: UInt8 = 0
-        for b in bytes { high |= b }
-        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    static func appendU32(_ out: inout [UInt8], _ v: UInt32) {
-        out += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
-    }
-
-    static func appendU64(_ out: inout [UInt8], _ v: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
-    }
-
-    private static func u64(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        b.reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
-    private struct Reader {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var offset = 0
-
-        var atEnd: Bool { offset == bytes.count }
-
-        /// A view of the next `n` bytes (no copy: the decoder runs on the buffer it was given).
-        mutating func take(_ n: Int) -> UnsafeBufferPointer<UInt8>? {
-            guard n >= 0, n <= bytes.count - offset else { return nil }
-            defer { offset += n }
-            return UnsafeBufferPointer(rebasing: bytes[offset..<offset + n])
-        }
-
-        mutating func u8() -> UInt8? {
-            guard offset < bytes.count else { return nil }
-            defer { offset += 1 }
-            return bytes[offset]
-        }
-
-        mutating func u32() -> UInt32? {
-            guard let b = take(4) else { return nil }
-            return b.reduce(0) { $0 << 8 | UInt32($1) }
-        }
-    }
-}
-
 /// The attributes kept as keyed-HMAC columns for indexed lookup, in column order.
 ///
 /// `agrp` and `sync` hold the item's effective access group and synchronizable
@@ -277,7 +148,7 @@ struct RowCodec {
     func encode(_ item: StoredItem) throws(SecItemError) -> EncodedRow {
         let uuid = withUnsafeBytes(of: item.id.uuid) { Array($0) }
         let pk = try primaryKeyMAC(item.primaryKey)
-        var plain = ItemCodec.encode(item)
+        var plain = ItemPlaintext.encode(item)
         defer { wipe(&plain) }
         let aad = Self.associatedData(uuid: uuid, itemClass: item.itemClass.rawValue, primaryKeyMAC: pk)
         let sealed = try plain.withUnsafeBufferPointer { (p: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
@@ -296,7 +167,7 @@ struct RowCodec {
     }
 
     /// Opens and checks the current row of `stmt` (columns in the order of
-    /// `Connection.selectColumns`), reading the columns in place: the box must
+    /// `SQLiteConnection.selectColumns`), reading the columns in place: the box must
     /// authenticate against the row's UUID, class and primary-key HMAC, and every
     /// HMAC column must be what the contents give.
     /// - Returns: The item, or the reason the row is damaged.
@@ -325,7 +196,7 @@ struct RowCodec {
             return .damaged("its ciphertext does not authenticate (edited, or moved from another row)")
         }
         let opened = scratch.plain.withUnsafeBufferPointer { p in
-            ItemCodec.decode(UnsafeBufferPointer(rebasing: p[0..<length]))
+            ItemPlaintext.decode(UnsafeBufferPointer(rebasing: p[0..<length]))
         }
         Crypto.cleanse(&scratch.plain, count: length)
         guard let (attributes, data) = opened else { return .damaged("its contents do not decode") }

@@ -1,0 +1,50 @@
+import Glibc
+import SecItemCore
+
+/// Creating a keychain file atomically: built complete under a temporary name,
+/// then hard-linked into place, so no process ever sees a half-made keychain and
+/// an existing non-keychain file is never overwritten.
+enum KeychainCreation {
+    /// Creates the file unless it exists. - Returns: whether this call created it.
+    static func createIfMissing(_ configuration: SQLiteBackend.Configuration) throws(SecItemError) -> Bool {
+        let path = configuration.path
+        if FileSystem.exists(path) { return false }
+        let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration)
+        let keys = try ItemKeys.generate()
+        var header = KeychainHeader(
+            protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
+        try header.wrap(keys.dataKey, kek: kek.kek)
+
+        try FileSystem.makePrivateParentDirectories(of: path)
+        let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileSystem.posixError("cannot create \(temp)") }
+        close(fd)
+        defer {
+            unlink(temp)
+            unlink(temp + "-wal")
+            unlink(temp + "-shm")
+        }
+        do {
+            let db = try Database(path: temp)
+            defer { db.close() }
+            let wal = try db.statement("PRAGMA journal_mode=WAL")
+            _ = try wal.step(during: "enabling WAL")
+            let mode = wal.text(0)
+            wal.reset()
+            guard mode == "wal" else { throw SecItemError(errSecIO, "cannot enable WAL on \(temp)") }
+            try db.execute("PRAGMA synchronous=FULL")
+            try db.execute("PRAGMA application_id=1397048649")  // 'SECI'
+            try db.transaction(write: true) { () throws(SecItemError) in
+                try db.execute(KeychainHeader.schema)
+                try header.write(db)
+            }
+        }
+        let fileFD = open(temp, O_RDONLY | O_CLOEXEC)
+        if fileFD >= 0 {
+            fsync(fileFD)
+            close(fileFD)
+        }
+        return try FileSystem.linkIntoPlace(temp, path)
+    }
+}

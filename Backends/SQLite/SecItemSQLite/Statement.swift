@@ -1,0 +1,90 @@
+internal import CSecItemSQLite3
+import SecItemCore
+
+/// A prepared statement owned by its ``Database``; finalized in `deinit`.
+final class Statement {
+    private let stmt: OpaquePointer
+    private unowned let database: Database
+
+    init(_ stmt: OpaquePointer, database: Database) {
+        self.stmt = stmt
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Resets the statement (releasing its read snapshot) and clears bindings.
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    func bind(_ index: Int32, _ bytes: [UInt8]?) {
+        guard let bytes else {
+            sqlite3_bind_null(stmt, index)
+            return
+        }
+        bytes.withUnsafeBytes { raw in
+            // A zero-length blob still binds as a blob, not NULL.
+            _ = sqlite3_bind_blob(stmt, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                                  csecitem_sqlite_transient())
+        }
+    }
+
+    func bind(_ index: Int32, _ text: String) {
+        _ = sqlite3_bind_text(stmt, index, text, -1, csecitem_sqlite_transient())
+    }
+
+    func bind(_ index: Int32, _ value: Int64) {
+        _ = sqlite3_bind_int64(stmt, index, value)
+    }
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    func step(during what: String) throws(SecItemError) -> Bool {
+        let rc = sqlite3_step(stmt)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = database.lastError(rc, during: what)
+            sqlite3_reset(stmt)
+            throw error
+        }
+    }
+
+    /// Steps a statement that returns no rows, then resets it.
+    func run(during what: String) throws(SecItemError) {
+        defer { reset() }
+        _ = try step(during: what)
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(stmt, column) == SQLITE_NULL }
+
+    func bytes(_ column: Int32) -> [UInt8]? {
+        let type = sqlite3_column_type(stmt, column)
+        if type == SQLITE_NULL { return nil }
+        let pointer = sqlite3_column_blob(stmt, column)
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        guard let pointer, count > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// The column's bytes in place, `nil` for NULL. Valid until the statement
+    /// steps, resets or is read as another type.
+    func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
+        if sqlite3_column_type(stmt, column) == SQLITE_NULL { return nil }
+        let pointer = sqlite3_column_blob(stmt, column)
+        let count = Int(sqlite3_column_bytes(stmt, column))
+        guard let pointer, count > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: pointer, count: count)
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard sqlite3_column_type(stmt, column) != SQLITE_NULL, let c = sqlite3_column_text(stmt, column) else {
+            return nil
+        }
+        return String(cString: c)
+    }
+}
