@@ -123,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLiteBackendTests",
-            dependencies: ["SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "SecItemSQLiteHelper"],
+            dependencies: ["SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSQLiteHelper"],
             path: "Tests/SQLiteBackendTests"
         ),
         // The child process the file backend's crash and multi-process tests run.
@@ -172,7 +172,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "CSecItemSQLite3"],
             path: "Tests/CLITests"
         ),
     ]

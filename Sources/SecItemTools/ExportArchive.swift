@@ -162,9 +162,10 @@ public enum ExportArchive {
             throw SecItemError(errSecAuthFailed, "the export passphrase does not unlock \(path); nothing imported")
         }
         defer { backend.close() }
-        let damaged = try backend.verify()
-        guard damaged.isEmpty else {
-            throw SecItemError(errSecDecode, "\(path) has \(damaged.count) damaged items; nothing imported")
+        let report = try backend.verify()
+        guard report.isIntact else {
+            throw SecItemError(
+                errSecDecode, "\(path) has \(report.problems.count) damaged or altered items; nothing imported")
         }
         let manifestItems = try backend.fetch(
             matching: ItemQuery(

@@ -16,24 +16,39 @@ public enum FileMaintenance {
         return try SQLiteBackend(configuration: SQLiteBackend.Configuration(configuration))
     }
 
-    /// Checks the file and every row.
-    /// - Returns: The path checked and one line per damaged row (empty when all is well).
-    public static func verify(environment: [String: String]) throws(SecItemError) -> (path: String, damaged: [String]) {
+    /// Checks the file, its schema, every row and (format 2) the row set against its commitment.
+    /// - Returns: The path checked, one line per problem (empty when all is well), and
+    ///   the file's commitment value (`<generation>:<hex>`; empty for a format-1 file).
+    public static func verify(environment: [String: String]) throws(SecItemError)
+        -> (path: String, damaged: [String], commitment: String)
+    {
         let backend = try open(environment)
         defer { backend.close() }
-        return (backend.configuration.path, try backend.verify().map(\.description))
+        let report = try backend.verify()
+        return (backend.configuration.path, report.problems, report.commitment)
     }
 
-    /// Re-wraps the data key under a new passphrase or key file (one transaction).
+    /// Protects the file with a new passphrase or key file: a new data key and every
+    /// row re-encrypted (one transaction), or with `rewrapOnly` the same data key re-wrapped.
     /// - Returns: The path rekeyed.
-    public static func rekey(environment: [String: String], to newKey: NewKey) throws(SecItemError) -> String {
+    public static func rekey(environment: [String: String], to newKey: NewKey, rewrapOnly: Bool = false)
+        throws(SecItemError) -> String
+    {
         let backend = try open(environment)
         defer { backend.close() }
         switch newKey {
-        case .passphrase(let passphrase): try backend.rekey(to: .passphrase(passphrase))
-        case .keyFile(let path): try backend.rekey(to: .keyFile(path))
+        case .passphrase(let passphrase): try backend.rekey(to: .passphrase(passphrase), rewrapOnly: rewrapOnly)
+        case .keyFile(let path): try backend.rekey(to: .keyFile(path), rewrapOnly: rewrapOnly)
         }
         return backend.configuration.path
+    }
+
+    /// Upgrades a format-1 file to the current format (one transaction).
+    /// - Returns: The path, and whether it was upgraded (false: already current).
+    public static func upgrade(environment: [String: String]) throws(SecItemError) -> (path: String, upgraded: Bool) {
+        let backend = try open(environment)
+        defer { backend.close() }
+        return (backend.configuration.path, try backend.upgrade())
     }
 
     /// Replaces the data key and re-encrypts every row, in one transaction.

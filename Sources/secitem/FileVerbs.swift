@@ -2,30 +2,37 @@ import Foundation
 import SecItem
 import SecItemTools
 
-/// rekey and verify for the file backend.
+/// rekey, verify and upgrade for the file backend.
 enum FileVerbs {
-    static let all: [Verb] = [rekey, verify]
+    static let all: [Verb] = [rekey, verify, upgrade]
 
     static let rekey = Verb(
         "rekey", summary: "Change the file keychain's passphrase or key file, or rotate its data key.",
-        synopsis: "(--new-passphrase | --new-key-file FILE | --rotate)",
+        synopsis: "(--new-passphrase | --new-key-file FILE) [--rewrap-only] | --rotate",
         discussion: """
             The file is opened with its current key, from the usual configuration (SECITEM_KEY_FILE,
             SECITEM_PASSPHRASE, the config file, or the generated key file). --new-passphrase reads the
             new passphrase from SECITEM_NEW_PASSPHRASE, else a prompt (asked twice), else standard input;
-            --new-key-file takes a key file (0600, 32 bytes raw, hex or base64). Either re-wraps the data
-            key in one transaction. --rotate replaces the data key and re-encrypts every row in one
-            transaction; on any failure the file is unchanged. Other processes must reopen with the new key.
+            --new-key-file takes a key file (0600, 32 bytes raw, hex or base64). Either generates a new
+            data key and re-encrypts every row in one transaction, so an old copy of the file plus the old
+            secret opens nothing written afterwards. --rewrap-only instead re-wraps the same data key (fast,
+            but old backups plus the old secret still open new items). --rotate replaces the data key and
+            keeps the passphrase or key file. On any failure the file is unchanged. Other processes must
+            reopen with the new key.
             """,
         options: [
             OptionSpec("newPassphrase", long: "new-passphrase", .flag, help: "Protect the file with a new passphrase."),
             OptionSpec("newKeyFile", long: "new-key-file", valueName: "file", help: "Protect the file with this key file."),
+            OptionSpec("rewrapOnly", long: "rewrap-only", .flag, help: "Keep the data key; only re-wrap it (see above)."),
             OptionSpec("rotate", long: "rotate", .flag, help: "Replace the data key and re-encrypt every item."),
         ]
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
         let chosen = [args.has("newPassphrase"), args.has("newKeyFile"), args.has("rotate")].filter { $0 }.count
         guard chosen == 1 else { throw CommandError(.usage, "give exactly one of --new-passphrase, --new-key-file, --rotate") }
+        guard !(args.has("rewrapOnly") && args.has("rotate")) else {
+            throw CommandError(.usage, "--rewrap-only goes with --new-passphrase or --new-key-file, not --rotate")
+        }
         let env = session.environment
         do throws(SecItemError) {
             if args.has("rotate") {
@@ -50,31 +57,75 @@ enum FileVerbs {
                 }
                 newKey = .passphrase(text)
             }
-            let path = try FileMaintenance.rekey(environment: env, to: newKey)
-            Console.error("rekeyed \(path); open it with the new \(args.has("newKeyFile") ? "key file" : "passphrase") from now on\n")
+            let rewrapOnly = args.has("rewrapOnly")
+            let path = try FileMaintenance.rekey(environment: env, to: newKey, rewrapOnly: rewrapOnly)
+            let what = args.has("newKeyFile") ? "key file" : "passphrase"
+            if rewrapOnly {
+                Console.error(
+                    "secitem: warning: --rewrap-only kept the data key: an old copy of \(path) plus the old \(what) "
+                        + "still opens every item, including ones added from now on\n")
+                Console.error("re-wrapped the data key of \(path); open it with the new \(what) from now on\n")
+            } else {
+                Console.error(
+                    "rekeyed \(path): new data key, every item re-encrypted; open it with the new \(what) from now on\n")
+            }
         } catch {
             throw CommandError(error, context: "cannot rekey the file keychain")
         }
     }
 
     static let verify = Verb(
-        "verify", summary: "Check the file keychain and list damaged rows.",
-        synopsis: "",
-        discussion: "Exits 0 when every row is intact, 1 when some are damaged (listed on stdout, without contents).",
-        options: []
+        "verify", summary: "Check the file keychain and list damaged, missing or replayed rows.",
+        synopsis: "[--expect-commitment VALUE]",
+        discussion: """
+            Checks the file's structure and schema, opens every row, and compares the set of rows with the
+            file's keyed commitment: a row deleted, restored from an older copy or copied in from another
+            file is named. Prints the commitment value (generation:hex), which changes with every write;
+            kept somewhere the file's attacker cannot write, --expect-commitment VALUE detects a rollback
+            of the whole file to an older copy (which the file alone cannot reveal). Exits 0 when all is
+            well, 1 when something was found (listed on stdout, without contents).
+            """,
+        options: [
+            OptionSpec("expectCommitment", long: "expect-commitment", valueName: "value",
+                       help: "Fail unless the file's commitment is exactly this value."),
+        ]
     ) { (session: Session) throws(CommandError) in
-        let result: (path: String, damaged: [String])
+        let result: (path: String, damaged: [String], commitment: String)
         do throws(SecItemError) {
             result = try FileMaintenance.verify(environment: session.environment)
         } catch {
             throw CommandError(error, context: "cannot verify the file keychain")
         }
+        if !result.commitment.isEmpty { Console.write("\(result.path): commitment \(result.commitment)\n") }
+        if let expected = session.arguments.value("expectCommitment"), expected != result.commitment {
+            Console.write("\(result.path): the commitment is \(result.commitment.isEmpty ? "absent (format 1)" : result.commitment), "
+                          + "not the expected \(expected): the file was rolled back or replaced\n")
+            throw CommandError(.failure, "\(result.path) does not hold the expected commitment")
+        }
         if result.damaged.isEmpty {
             Console.write("\(result.path): ok\n")
             return
         }
-        Console.write("\(result.path): \(result.damaged.count) damaged rows\n")
+        Console.write("\(result.path): \(result.damaged.count) problems\n")
         for line in result.damaged { Console.write("  \(line)\n") }
-        throw CommandError(.failure, "\(result.damaged.count) damaged rows in \(result.path)")
+        throw CommandError(.failure, "\(result.damaged.count) problems in \(result.path)")
+    }
+
+    static let upgrade = Verb(
+        "upgrade", summary: "Upgrade a format-1 file keychain to format 2 now (its first write would).",
+        synopsis: "",
+        discussion: """
+            Re-encrypts every item under a new data key into the format-2 table, in one transaction: a crash
+            leaves the old file whole. A file with damaged rows is not upgraded (see verify). Exits 0 when the
+            file is format 2 afterwards.
+            """,
+        options: []
+    ) { (session: Session) throws(CommandError) in
+        do throws(SecItemError) {
+            let result = try FileMaintenance.upgrade(environment: session.environment)
+            Console.write("\(result.path): \(result.upgraded ? "upgraded to format 2" : "already format 2")\n")
+        } catch {
+            throw CommandError(error, context: "cannot upgrade the file keychain")
+        }
     }
 }

@@ -118,7 +118,7 @@ final class RawDB {
     /// Sets a column of one row to given bytes (as a blob, or text for `class`).
     func set(_ column: String, row: Int64, _ bytes: [UInt8]) {
         var stmt: OpaquePointer?
-        sqlite3_prepare_v2(db, "UPDATE items SET \(column) = ? WHERE seq = \(row)", -1, &stmt, nil)
+        sqlite3_prepare_v2(db, "UPDATE sealed_items SET \(column) = ? WHERE seq = \(row)", -1, &stmt, nil)
         defer { sqlite3_finalize(stmt) }
         bytes.withUnsafeBytes { raw in
             if column == "class" {

@@ -37,7 +37,7 @@ struct TamperTests {
         for name in intact {
             #expect(try readData(client, name) == "data-\(name)", "\(name) in \(db)")
         }
-        let report = try backend.verify()
+        let report = try backend.verify().damaged
         #expect(Set(report.map(\.row)) == rows, "\(report)")
         // A query over many items skips the damaged rows.
         let all = try client.copyMatchingItems(["class": "genp", "m_Limit": "m_LimitAll", "r_Data": true]) as? [Data]
@@ -54,7 +54,7 @@ struct TamperTests {
             // genp has no server: a forged HMAC where the column is NULL is damage too.
             raw.set(column, row: 2, [UInt8](repeating: 7, count: 32))
         } else {
-            var bytes = try #require(raw.blob("SELECT \(column) FROM items WHERE seq = 2"))
+            var bytes = try #require(raw.blob("SELECT \(column) FROM sealed_items WHERE seq = 2"))
             bytes[bytes.count / 2] ^= 0x01
             raw.set(column, row: 2, bytes)
         }
@@ -69,8 +69,8 @@ struct TamperTests {
         for column in ["ct", "pk", "h_acct", "h_labl"] {
             let db = try copy(original, "swap-\(column).db", dir)
             let raw = RawDB(db)
-            let one = try #require(raw.blob("SELECT \(column) FROM items WHERE seq = 1"))
-            let two = try #require(raw.blob("SELECT \(column) FROM items WHERE seq = 2"))
+            let one = try #require(raw.blob("SELECT \(column) FROM sealed_items WHERE seq = 1"))
+            let two = try #require(raw.blob("SELECT \(column) FROM sealed_items WHERE seq = 2"))
             raw.set(column, row: 1, [UInt8](repeating: 0, count: 1))  // dodge the UNIQUE index while swapping
             raw.set(column, row: 2, one)
             raw.set(column, row: 1, two)
@@ -79,11 +79,11 @@ struct TamperTests {
         // A row copied over another (ciphertext and every column but the unique ones): still caught.
         let db = try copy(original, "copied-row.db", dir)
         RawDB(db).exec(
-            "UPDATE items SET (class, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct) = "
-                + "(SELECT class, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct FROM items WHERE seq = 1) "
+            "UPDATE sealed_items SET (class, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct) = "
+                + "(SELECT class, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct FROM sealed_items WHERE seq = 1) "
                 + "WHERE seq = 3")
         let backend = try openBackend(db, .keyFile(key))
-        #expect(Set(try backend.verify().map(\.row)) == [3])
+        #expect(Set(try backend.verify().damaged.map(\.row)) == [3])
         #expect(try readData(SecItemClient(backend: backend, accessGroups: groups), "b") == "data-b")
     }
 

@@ -7,9 +7,11 @@
 //   SecItemSQLiteHelper mixed <db> <proc> <ops> <seed>  mixed ops on shared and own keys
 //   SecItemSQLiteHelper get <db> <account>              prints the data, or "not-found"
 //   SecItemSQLiteHelper put <db> <account> <value>      adds an item
+//   SecItemSQLiteHelper upgrade-stall <db>              upgrades; half-way prints "stalled" and sleeps (to be killed)
+//   SecItemSQLiteHelper upgrade <db>                    upgrades; prints "upgraded"
 import Foundation
 import SecItemCore
-import SecItemSQLite
+@_spi(Testing) import SecItemSQLite
 
 func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -46,6 +48,23 @@ func status(_ body: () throws(SecItemError) -> Void) -> OSStatus {
 }
 
 switch args[1] {
+case "upgrade-stall":
+    do {
+        try backend.upgrade(failingAfter: nil) {
+            emit("stalled")
+            sleep(120)
+        }
+    } catch {
+        fail("upgrade: \(error)")
+    }
+    emit("upgraded")
+case "upgrade":
+    do {
+        try backend.upgrade()
+    } catch {
+        fail("upgrade: \(error)")
+    }
+    emit("upgraded")
 case "writer":
     let prefix = args[3]
     var i = 0

@@ -163,20 +163,4 @@ extension SQLiteBackend {
             return s
         }
     }
-
-    /// A row that cannot be returned, as ``SQLiteBackend/verify()`` reports it.
-    public struct DamagedRow: Sendable, Hashable, CustomStringConvertible {
-        /// The row's position in the file (SQLite rowid).
-        public var row: Int64
-        /// The item's UUID as the row claims it, when readable.
-        public var id: UUID?
-        /// The row's class column.
-        public var itemClass: String
-        /// Why the row is damaged.
-        public var reason: String
-
-        public var description: String {
-            "row \(row) (\(itemClass), id \(id?.uuidString ?? "unreadable")): \(reason)"
-        }
-    }
 }

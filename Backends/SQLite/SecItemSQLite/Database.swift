@@ -35,6 +35,8 @@ final class Database {
         // A keychain file may come from anywhere: refuse the schema tricks a hostile file could play.
         _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1)
         _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+        // Deleted and overwritten content is zeroed in the file, not left in free pages.
+        _ = sqlite3_exec(db, "PRAGMA secure_delete=ON", nil, nil, nil)
     }
 
     deinit { close() }
@@ -127,5 +129,18 @@ final class Database {
         default:
             return SecItemError(errSecIO, detail)
         }
+    }
+}
+
+extension Database {
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// An integer pragma (`data_version`, `schema_version`), its statement prepared once.
+    func pragma(_ name: String) throws(SecItemError) -> Int64 {
+        let stmt = try statement("PRAGMA \(name)")
+        defer { stmt.reset() }
+        guard try stmt.step(during: "reading \(name)") else { return 0 }
+        return stmt.int64(0)
     }
 }

@@ -10,7 +10,7 @@ enum KeychainCreation {
         let path = configuration.path
         if FileSystem.exists(path) { return false }
         let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration)
-        let keys = try ItemKeys.generate()
+        let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
         var header = KeychainHeader(
             protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
         try header.wrap(keys.dataKey, kek: kek.kek)
@@ -36,8 +36,9 @@ enum KeychainCreation {
             try db.execute("PRAGMA synchronous=FULL")
             try db.execute("PRAGMA application_id=1397048649")  // 'SECI'
             try db.transaction(write: true) { () throws(SecItemError) in
-                try db.execute(KeychainHeader.schema)
+                try db.execute(KeychainSchema.format2)
                 try header.write(db)
+                try RowSetState.write(RowSetCommitment(generation: 1), keys: keys, db)
             }
         }
         let fileFD = open(temp, O_RDONLY | O_CLOEXEC)

@@ -3,7 +3,8 @@ import SecItemCore
 /// How the data key is wrapped: what a file's `meta` table says.
 struct KeychainHeader {
     static let magic = "secitem-file-keychain"
-    static let formatVersion: Int64 = 1
+    /// The format this library writes; it also reads format 1 (and upgrades it on the first write).
+    static let formatVersion: Int64 = 2
 
     enum Protection: String {
         /// A 256-bit key (raw, key file or generated key file).
@@ -17,33 +18,19 @@ struct KeychainHeader {
     var salt: [UInt8]?
     var wrappedDataKey: [UInt8]
     var epoch: Int64
+    /// 1 or 2: how rows, the data key's wrapping and the tables are laid out.
+    var format: Int64 = formatVersion
 
     /// The associated data of the wrapped data key.
     var wrapAAD: [UInt8] {
         var out = Array("secitem-file".utf8)
-        out.append(UInt8(Self.formatVersion))
+        out.append(UInt8(truncatingIfNeeded: format))
         out += Array("data-key/\(protection.rawValue)".utf8)
         if let scrypt, let salt {
             out += Array("/\(scrypt.logN)/\(scrypt.r)/\(scrypt.p)/".utf8) + salt
         }
         return out
     }
-
-    static let schema = """
-        CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID;
-        CREATE TABLE items(
-            seq INTEGER PRIMARY KEY,
-            uuid BLOB NOT NULL UNIQUE,
-            class TEXT NOT NULL,
-            pk BLOB NOT NULL UNIQUE,
-            h_svce BLOB, h_acct BLOB, h_srvr BLOB, h_labl BLOB,
-            h_agrp BLOB NOT NULL, h_sync BLOB NOT NULL,
-            ct BLOB NOT NULL);
-        CREATE INDEX items_svce ON items(h_svce);
-        CREATE INDEX items_acct ON items(h_acct);
-        CREATE INDEX items_srvr ON items(h_srvr);
-        CREATE INDEX items_labl ON items(h_labl);
-        """
 
     /// Reads and checks the `meta` table.
     /// - Throws: `errSecInvalidKeychain` saying whether the file is not a keychain or is newer.
@@ -76,12 +63,12 @@ struct KeychainHeader {
                 errSecInvalidKeychain,
                 "\(db.path) is keychain format version \(format), newer than this library supports (\(formatVersion))")
         }
-        guard format == formatVersion, let kind = values["kek"]?.2, let protection = Protection(rawValue: kind),
+        guard format >= 1, let kind = values["kek"]?.2, let protection = Protection(rawValue: kind),
             let wrapped = values["data_key"]?.1, let epoch = values["epoch"]?.0
         else {
             throw SecItemError(errSecInvalidKeychain, "not a keychain: \(db.path) has incomplete secitem metadata")
         }
-        var header = KeychainHeader(protection: protection, wrappedDataKey: wrapped, epoch: epoch)
+        var header = KeychainHeader(protection: protection, wrappedDataKey: wrapped, epoch: epoch, format: format)
         if protection == .passphrase {
             guard let n = values["scrypt_log_n"]?.0, let r = values["scrypt_r"]?.0, let p = values["scrypt_p"]?.0,
                 let salt = values["scrypt_salt"]?.1, salt.count >= 16
@@ -108,7 +95,7 @@ struct KeychainHeader {
             try text.run(during: "writing the keychain metadata")
         }
         try put("magic") { $0.bind(2, Self.magic) }
-        try put("format") { $0.bind(2, Self.formatVersion) }
+        try put("format") { $0.bind(2, format) }
         try put("kek") { $0.bind(2, protection.rawValue) }
         try put("data_key") { $0.bind(2, wrappedDataKey) }
         try put("epoch") { $0.bind(2, epoch) }

@@ -13,20 +13,49 @@ enum IndexedColumns {
     static let columns = attributes.map { "h_" + $0 } + ["h_agrp", "h_sync"]
 }
 
-/// A row as it is written: every column but `rowid`.
+/// A row as it is written.
 struct EncodedRow {
     var uuid: [UInt8]
     var itemClass: String
     var primaryKeyMAC: [UInt8]
     /// One per ``IndexedColumns/columns``.
     var indexMACs: [[UInt8]?]
+    /// The write's generation (format 2).
+    var version: Int64
     var sealed: [UInt8]
+
+    var element: RowSetCommitment.Element {
+        sealed.withUnsafeBytes { RowSetCommitment.Element(uuid: uuid, version: version, sealed: $0) }
+    }
+}
+
+/// A stored row's columns, read in place: what ``RowCodec/decode(_:maxVersion:)``
+/// reads. The SQLite backend reads them from a statement; another store (issue 17's
+/// PostgreSQL) from its own result rows, with the same codec.
+protocol RowColumns {
+    var uuid: UnsafeRawBufferPointer? { get }
+    var itemClass: String? { get }
+    var primaryKeyMAC: UnsafeRawBufferPointer? { get }
+    /// The HMAC column `index` of ``IndexedColumns/columns``, `nil` for NULL.
+    func indexMAC(_ index: Int) -> UnsafeRawBufferPointer?
+    /// The row's version (format 2; 0 in format 1).
+    var version: Int64 { get }
+    var sealed: UnsafeRawBufferPointer? { get }
 }
 
 /// The row-level format: keyed HMACs and the sealed box, under one data key.
+///
+/// Format 2 binds every column into the box's associated data (UUID, class,
+/// primary-key HMAC, every HMAC column and the version), so a row whose box
+/// opens is trusted whole: reading it is one AES-256-GCM open, no HMAC. Format 1
+/// bound only UUID, class and primary-key HMAC, so reading a format-1 row also
+/// recomputes and compares every HMAC column; format 1 is only read (a file is
+/// upgraded to format 2 on its first write).
+///
+/// Independent of SQLite: a store gives it ``RowColumns`` and gets items.
 struct RowCodec {
-    static let formatVersion: UInt8 = 1
     let keys: ItemKeys
+    var format: Int { keys.format }
 
     /// Buffers reused by every row this codec reads (under the backend's mutex only).
     let scratch = Scratch()
@@ -43,13 +72,18 @@ struct RowCodec {
 
         init() {
             message.reserveCapacity(256)
-            aad.reserveCapacity(128)
+            aad.reserveCapacity(400)
         }
 
         deinit { wipe(&plain) }
     }
 
-    /// HMAC(class ‖ 0 ‖ name ‖ 0 ‖ value): domain-separated per class and attribute.
+    init(keys: ItemKeys) {
+        self.keys = keys
+    }
+
+    /// HMAC("v<format>" ‖ 0 ‖ class ‖ 0 ‖ name ‖ 0 ‖ value): domain-separated per
+    /// format, class and attribute.
     func mac(_ itemClass: String, _ name: String, _ value: [UInt8]) throws(SecItemError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         try out.withUnsafeMutableBufferPointer { (o: inout UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) in
@@ -66,17 +100,17 @@ struct RowCodec {
     ) throws(SecItemError) {
         let scratch = self.scratch
         scratch.message.removeAll(keepingCapacity: true)
-        scratch.message.append(0x76)  // "v1" 0
-        scratch.message.append(0x31)
+        scratch.message.append(0x76)  // "v" format 0
+        scratch.message.append(0x30 + UInt8(truncatingIfNeeded: format))
         scratch.message.append(0)
         scratch.message.append(contentsOf: itemClass.utf8)
         scratch.message.append(0)
         scratch.message.append(contentsOf: name.utf8)
         scratch.message.append(0)
         value(&scratch.message)
-        let key = keys.macKey
+        let context = keys.mac
         try scratch.message.withUnsafeBufferPointer { (m: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
-            try Crypto.hmac(key, m, into: out)
+            try context.run(m, into: out)
         }
     }
 
@@ -121,6 +155,7 @@ struct RowCodec {
     /// The HMAC columns an item's row must hold.
     func indexMACs(of item: StoredItem) throws(SecItemError) -> [[UInt8]?] {
         var out: [[UInt8]?] = []
+        out.reserveCapacity(IndexedColumns.columns.count)
         for name in IndexedColumns.attributes {
             if let value = item.attributes[name] {
                 out.append(try attributeMAC(item.itemClass, name, value))
@@ -133,64 +168,94 @@ struct RowCodec {
         return out
     }
 
-    /// The associated data: format version, UUID, class and primary-key HMAC.
-    static func associatedData(uuid: [UInt8], itemClass: String, primaryKeyMAC: [UInt8]) -> [UInt8] {
-        var out = Array("secitem-file".utf8)
-        out.append(formatVersion)
-        out += uuid
-        let cls = Array(itemClass.utf8)
-        out.append(UInt8(truncatingIfNeeded: cls.count))
-        out += cls
-        out += primaryKeyMAC
-        return out
+    static let associatedDataPrefix = Array("secitem-file".utf8)
+
+    /// Appends the box's associated data to `out`.
+    ///
+    /// Format 1: "secitem-file" ‖ 0x01 ‖ uuid ‖ len(class) ‖ class ‖ pk.
+    /// Format 2: "secitem-file" ‖ 0x02 ‖ uuid ‖ len(class) ‖ class ‖ pk ‖ for each
+    /// HMAC column 0x00 (NULL) or 0x01 ‖ length (1) ‖ its bytes; version (8, big-endian).
+    @inline(__always)
+    private func appendAssociatedData<U: Collection<UInt8>, P: Collection<UInt8>, M: Collection<UInt8>>(
+        to out: inout [UInt8], uuid: U, itemClass: String, primaryKeyMAC: P, indexMAC: (Int) -> M?, version: Int64
+    ) {
+        out.append(contentsOf: Self.associatedDataPrefix)
+        out.append(UInt8(truncatingIfNeeded: format))
+        out.append(contentsOf: uuid)
+        out.append(UInt8(truncatingIfNeeded: itemClass.utf8.count))
+        out.append(contentsOf: itemClass.utf8)
+        out.append(contentsOf: primaryKeyMAC)
+        guard format >= 2 else { return }
+        for i in 0..<IndexedColumns.columns.count {
+            if let column = indexMAC(i) {
+                out.append(1)
+                out.append(UInt8(truncatingIfNeeded: column.count))
+                out.append(contentsOf: column)
+            } else {
+                out.append(0)
+            }
+        }
+        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: UInt64(bitPattern: version) >> UInt64(56 - 8 * i))) }
     }
 
-    func encode(_ item: StoredItem) throws(SecItemError) -> EncodedRow {
+    /// Seals an item into a row stamped with `version` (format 2 only: format-1
+    /// files are upgraded before they are written).
+    func encode(_ item: StoredItem, version: Int64) throws(SecItemError) -> EncodedRow {
+        precondition(format >= 2, "format-1 rows are never written")
         let uuid = withUnsafeBytes(of: item.id.uuid) { Array($0) }
         let pk = try primaryKeyMAC(item.primaryKey)
+        let macs = try indexMACs(of: item)
         var plain = ItemPlaintext.encode(item)
         defer { wipe(&plain) }
-        let aad = Self.associatedData(uuid: uuid, itemClass: item.itemClass.rawValue, primaryKeyMAC: pk)
+        var aad: [UInt8] = []
+        aad.reserveCapacity(400)
+        appendAssociatedData(
+            to: &aad, uuid: uuid, itemClass: item.itemClass.rawValue, primaryKeyMAC: pk, indexMAC: { macs[$0] },
+            version: version)
+        let context = keys.aead
         let sealed = try plain.withUnsafeBufferPointer { (p: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
-            try Crypto.seal(keys.encKey, p, aad: aad)
+            try aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
+                try context.seal(p, aad: a)
+            }
         }
         return EncodedRow(
-            uuid: uuid, itemClass: item.itemClass.rawValue, primaryKeyMAC: pk, indexMACs: try indexMACs(of: item),
+            uuid: uuid, itemClass: item.itemClass.rawValue, primaryKeyMAC: pk, indexMACs: macs, version: version,
             sealed: sealed)
     }
 
     /// What reading a row gives.
     enum Decoded {
-        case item(StoredItem)
+        /// The item, and the row as the row-set commitment counts it.
+        case item(StoredItem, version: Int64)
         /// The row is damaged: why.
         case damaged(String)
     }
 
-    /// Opens and checks the current row of `stmt` (columns in the order of
-    /// `SQLiteConnection.selectColumns`), reading the columns in place: the box must
-    /// authenticate against the row's UUID, class and primary-key HMAC, and every
-    /// HMAC column must be what the contents give.
+    /// Opens and checks one row, reading its columns in place.
+    ///
+    /// Format 2: the box must authenticate against every column (one GCM open),
+    /// and the version must not exceed `maxVersion` (the committed generation: a
+    /// row from the future was copied from elsewhere). Format 1: the box must
+    /// authenticate against UUID, class and primary-key HMAC, and every HMAC
+    /// column must be what the contents give.
     /// - Returns: The item, or the reason the row is damaged.
-    func decode(_ stmt: Statement) throws(SecItemError) -> Decoded {
-        guard let uuid = stmt.blob(1), uuid.count == 16 else { return .damaged("its UUID column is not 16 bytes") }
-        guard let classText = stmt.text(2), let itemClass = ItemClass(rawValue: classText) else {
+    func decode<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> Decoded {
+        guard let uuid = row.uuid, uuid.count == 16 else { return .damaged("its UUID column is not 16 bytes") }
+        guard let classText = row.itemClass, let itemClass = ItemClass(rawValue: classText) else {
             return .damaged("its class column is not a known class")
         }
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        let pk = stmt.blob(3) ?? empty
-        let sealed = stmt.blob(Int32(4 + IndexedColumns.columns.count)) ?? empty
+        let pk = row.primaryKeyMAC ?? empty
+        let sealed = row.sealed ?? empty
+        let version = format >= 2 ? row.version : 0
         let scratch = self.scratch
-        // The associated data: format version, UUID, class and primary-key HMAC.
         scratch.aad.removeAll(keepingCapacity: true)
-        scratch.aad.append(contentsOf: Self.associatedDataPrefix)
-        scratch.aad.append(Self.formatVersion)
-        scratch.aad.append(contentsOf: uuid)
-        scratch.aad.append(UInt8(truncatingIfNeeded: classText.utf8.count))
-        scratch.aad.append(contentsOf: classText.utf8)
-        scratch.aad.append(contentsOf: pk)
-        let key = keys.encKey
+        appendAssociatedData(
+            to: &scratch.aad, uuid: uuid, itemClass: classText, primaryKeyMAC: pk, indexMAC: row.indexMAC,
+            version: version)
+        let context = keys.aead
         let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
-            try Crypto.open(key, sealed, aad: a, into: &scratch.plain)
+            try context.open(sealed, aad: a, into: &scratch.plain)
         }
         guard let length else {
             return .damaged("its ciphertext does not authenticate (edited, or moved from another row)")
@@ -202,6 +267,21 @@ struct RowCodec {
         guard let (attributes, data) = opened else { return .damaged("its contents do not decode") }
         let item = StoredItem(
             itemClass: itemClass, id: UUID(uuid: uuid.loadUnaligned(as: uuid_t.self)), attributes: attributes, data: data)
+        if format >= 2 {
+            // Every column is authenticated: only the version is compared with the commitment.
+            guard version <= maxVersion else {
+                return .damaged("its version \(version) is newer than the committed state (\(maxVersion)): copied from another file")
+            }
+            return .item(item, version: version)
+        }
+        return try checkFormat1Columns(item, row, pk)
+    }
+
+    /// Format 1: every HMAC column must equal what the contents give.
+    private func checkFormat1Columns<Row: RowColumns>(_ item: StoredItem, _ row: Row, _ pk: UnsafeRawBufferPointer)
+        throws(SecItemError) -> Decoded
+    {
+        let itemClass = item.itemClass
         return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) {
             (digest: UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) -> Decoded in
             let d = digest.baseAddress!
@@ -209,8 +289,8 @@ struct RowCodec {
             try mac("", "primary-key", into: d) { $0.append(contentsOf: primaryKey) }
             guard Self.same(d, pk) else { return .damaged("its primary-key HMAC does not match its contents") }
             for (i, name) in IndexedColumns.attributes.enumerated() {
-                let column = stmt.blob(Int32(4 + i))
-                if let value = attributes[name] {
+                let column = row.indexMAC(i)
+                if let value = item.attributes[name] {
                     let kind = Schema.kind(of: name)
                     try mac(itemClass.rawValue, name, into: d) { value.appendCanonicalBytes(kind: kind, to: &$0) }
                     if let column, Self.same(d, column) { continue }
@@ -220,17 +300,15 @@ struct RowCodec {
                 return .damaged("its \(IndexedColumns.columns[i]) column does not match its contents")
             }
             let n = IndexedColumns.attributes.count
-            guard Self.same(try accessGroupMAC(itemClass, item.accessGroup), stmt.blob(Int32(4 + n))) else {
+            guard Self.same(try accessGroupMAC(itemClass, item.accessGroup), row.indexMAC(n)) else {
                 return .damaged("its \(IndexedColumns.columns[n]) column does not match its contents")
             }
-            guard Self.same(try syncMAC(itemClass, item.isSynchronizable), stmt.blob(Int32(5 + n))) else {
+            guard Self.same(try syncMAC(itemClass, item.isSynchronizable), row.indexMAC(n + 1)) else {
                 return .damaged("its \(IndexedColumns.columns[n + 1]) column does not match its contents")
             }
-            return .item(item)
+            return .item(item, version: 0)
         }
     }
-
-    static let associatedDataPrefix = Array("secitem-file".utf8)
 
     /// Whether the 32-byte HMAC at `mac` equals a column's bytes.
     private static func same(_ mac: UnsafeMutablePointer<UInt8>, _ column: UnsafeRawBufferPointer) -> Bool {

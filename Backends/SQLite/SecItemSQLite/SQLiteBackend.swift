@@ -55,52 +55,43 @@ public final class SQLiteBackend: SecItemBackend {
 
     public func add(_ item: StoredItem) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: true) { () throws(SecItemError) in
-                try c.insert(c.codec.encode(item))
-            }
+            try c.write { () throws(SecItemError) in try c.insert(item) }
         }
     }
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: false) { () throws(SecItemError) in
-                try c.matches(query, limit: limit).map(\.item)
-            }
+            try c.read { () throws(SecItemError) in try c.matches(query, limit: limit).map(\.item) }
         }
     }
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: true) { () throws(SecItemError) in
-                let old = try c.matches(query, limit: nil)
+            try c.write { () throws(SecItemError) in
+                let old = try c.matches(query, limit: nil, elements: true)
                 guard !old.isEmpty else { return 0 }
-                var rows: [(seq: Int64, row: EncodedRow)] = []
-                for match in old { rows.append((match.seq, try c.codec.encode(transform(match.item)))) }
+                let new = old.map { transform($0.item) }
                 // Rows are rewritten one by one under a UNIQUE index; when one takes a
                 // key another updated row is about to give up, park them all first.
-                let oldKeys = Set(old.map(\.primaryKeyMAC))
-                if rows.contains(where: { oldKeys.contains($0.row.primaryKeyMAC) }) {
-                    let park = try c.db.statement("UPDATE items SET pk = uuid WHERE seq = ?")
-                    for r in rows {
-                        park.bind(1, r.seq)
-                        try park.run(during: "updating an item")
+                if old.count > 1 {
+                    let oldKeys = Set(old.map(\.primaryKeyMAC))
+                    var takesAnOldKey = false
+                    for item in new where oldKeys.contains(try c.codec.primaryKeyMAC(item.primaryKey)) {
+                        takesAnOldKey = true
                     }
+                    if takesAnOldKey { try c.park(old) }
                 }
-                for r in rows { try c.rewrite(r.seq, r.row) }
-                return rows.count
+                for (match, item) in zip(old, new) { try c.rewrite(match, with: item) }
+                return old.count
             }
         }
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: true) { () throws(SecItemError) in
-                let doomed = try c.matches(query, limit: nil)
-                let stmt = try c.db.statement("DELETE FROM items WHERE seq = ?")
-                for match in doomed {
-                    stmt.bind(1, match.seq)
-                    try stmt.run(during: "deleting an item")
-                }
+            try c.write { () throws(SecItemError) in
+                let doomed = try c.matches(query, limit: nil, elements: true)
+                for match in doomed { try c.remove(match) }
                 return doomed.count
             }
         }
@@ -108,48 +99,73 @@ public final class SQLiteBackend: SecItemBackend {
 
     // MARK: Maintenance
 
-    /// Checks every row and the file's structure.
-    /// - Returns: The rows that cannot be returned (tampered, swapped, damaged); empty when all is well.
-    /// - Throws: `errSecInvalidKeychain` when the SQLite file itself is damaged.
-    public func verify() throws(SecItemError) -> [DamagedRow] {
+    /// The file's format version: 2, or 1 for a file not yet upgraded (it is on
+    /// its first write, or by ``upgrade()``).
+    public var formatVersion: Int {
+        (try? withConnection { (c: SQLiteConnection) throws(SecItemError) in Int(c.format) }) ?? 0
+    }
+
+    /// Checks the file's structure and schema, every row, and (format 2) the set
+    /// of rows against the file's commitment.
+    /// - Returns: What was found; ``VerificationReport/isIntact`` when all is well.
+    /// - Throws: `errSecInvalidKeychain` when the SQLite file itself is damaged, its
+    ///   schema was altered or its commitment does not authenticate.
+    public func verify() throws(SecItemError) -> VerificationReport {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: false) { () throws(SecItemError) in
-                let check = try c.db.statement("PRAGMA quick_check")
-                defer { check.reset() }
-                var problems: [String] = []
-                while try check.step(during: "checking the file") {
-                    if let line = check.text(0), line != "ok" { problems.append(line) }
-                }
-                if !problems.isEmpty {
-                    throw SecItemError(
-                        errSecInvalidKeychain,
-                        "the keychain file is damaged: \(problems.prefix(3).joined(separator: "; "))")
-                }
-                return try c.scanAll().damaged
-            }
+            try c.db.transaction(write: false) { () throws(SecItemError) in try c.verify() }
         }
     }
 
-    /// Re-wraps the data key under a new key-encryption key, in one transaction:
-    /// a new passphrase, key file or raw key. Items are not rewritten.
+    /// Upgrades a format-1 file to format 2 in one transaction (every row
+    /// re-encrypted under a new data key and moved to the format-2 table). A file
+    /// is also upgraded by its first write; reading never upgrades.
+    /// - Returns: Whether the file was upgraded (false: it already was format 2).
+    /// - Throws: `errSecDecode` when a row is damaged (the upgrade would lose it):
+    ///   the file stays format 1.
+    @discardableResult
+    public func upgrade() throws(SecItemError) -> Bool {
+        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
+            let before = c.format
+            try c.write { () throws(SecItemError) in }
+            return before < c.format
+        }
+    }
+
+    /// ``upgrade()`` with a pause (`stall`, run with the transaction open, half-way
+    /// through the rows) or a failure after `rows` rows (tests only).
+    @_spi(Testing)
+    public func upgrade(failingAfter rows: Int?, stall: (() -> Void)?) throws(SecItemError) {
+        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
+            c.upgradeHooks = (rows, stall)
+            defer { c.upgradeHooks = (nil, nil) }
+            try c.write { () throws(SecItemError) in }
+        }
+    }
+
+    /// Protects the file with a new passphrase, key file or raw key.
+    ///
+    /// By default this *rotates*: a new random data key, every row re-encrypted,
+    /// read back and checked, and the new key wrapped under the new key-encryption
+    /// key, in one crash-safe transaction. So an old copy of the file plus the old
+    /// passphrase or key opens nothing written after the rekey.
+    ///
+    /// `rewrapOnly` keeps the old, fast behaviour: the same data key, re-wrapped.
+    /// An old backup plus the old secret then still opens every item added later.
     ///
     /// Other processes that have the file open must reopen it with the new key.
-    /// - Throws: what opening with `newSource` would throw for a bad key file; the
-    ///   file is unchanged on any error.
-    public func rekey(to newSource: KeySource) throws(SecItemError) {
+    /// - Throws: what opening with `newSource` would throw for a bad key file;
+    ///   `errSecDecode` when a row is damaged (rotation would lose it: see
+    ///   ``verify()``). The file is unchanged on any error.
+    public func rekey(to newSource: KeySource, rewrapOnly: Bool = false) throws(SecItemError) {
         let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration)
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: true) { () throws(SecItemError) in
-                var header = c.header
-                header.protection = newKEK.protection
-                header.scrypt = newKEK.scrypt
-                header.salt = newKEK.salt
-                header.epoch += 1
-                try header.wrap(c.codec.keys.dataKey, kek: newKEK.kek)
-                try header.write(c.db)
-                c.pending = (header, newKEK.kek, c.codec)
+            try c.write { () throws(SecItemError) in
+                if rewrapOnly {
+                    try c.rewrap(newKEK)
+                } else {
+                    try c.rewriteEverything(newKEK: newKEK, failingAfter: nil)
+                }
             }
-            c.commitPending()
         }
     }
 
@@ -166,42 +182,14 @@ public final class SQLiteBackend: SecItemBackend {
     @_spi(Testing)
     public func rotateDataKey(failingAfter rows: Int?) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: true) { () throws(SecItemError) in
-                let scan = try c.scanAll()
-                guard scan.damaged.isEmpty else {
-                    throw SecItemError(
-                        errSecDecode,
-                        "cannot rotate the data key: \(scan.damaged.count) damaged rows would be lost; see verify()")
-                }
-                let newCodec = RowCodec(keys: try ItemKeys.generate())
-                for (index, match) in scan.items.enumerated() {
-                    if let rows, index >= rows {
-                        throw SecItemError(errSecIO, "failure injected during data-key rotation")
-                    }
-                    try c.rewrite(match.seq, try newCodec.encode(match.item))
-                }
-                // Read every row back under the new key before committing to it.
-                let old = c.codec
-                c.codec = newCodec
-                defer { c.codec = old }
-                let check = try c.scanAll()
-                guard check.damaged.isEmpty, check.items.map(\.item) == scan.items.map(\.item) else {
-                    throw SecItemError(errSecIO, "the re-encrypted rows did not read back; rotation abandoned")
-                }
-                var header = c.header
-                header.epoch += 1
-                try header.wrap(newCodec.keys.dataKey, kek: c.kek)
-                try header.write(c.db)
-                c.pending = (header, c.kek, newCodec)
-            }
-            c.commitPending()
+            try c.write { () throws(SecItemError) in try c.rewriteEverything(newKEK: nil, failingAfter: rows) }
         }
     }
 
-    /// The SQL that creates a version-1 keychain's tables, for the benchmark's
-    /// C baseline, which must use the very same schema (docs/file-format.md).
+    /// The SQL that creates a keychain's tables (the current format), for the
+    /// benchmark's baseline, which must use the very same schema (docs/file-format.md).
     @_spi(Bulk)
-    public static var schemaSQL: String { KeychainHeader.schema }
+    public static var schemaSQL: String { KeychainSchema.format2 }
 
     /// Runs `body` with every write it makes on this backend joined into one
     /// `BEGIN IMMEDIATE` transaction, committed (one fsync) when `body` returns and
@@ -219,13 +207,19 @@ public final class SQLiteBackend: SecItemBackend {
         } catch {
             try? withConnection { (c: SQLiteConnection) throws(SecItemError) in
                 c.bulk = false
+                c.forgetState()
                 try c.db.execute("ROLLBACK")
             }
             throw error
         }
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             c.bulk = false
-            try c.db.execute("COMMIT")
+            do throws(SecItemError) {
+                try c.db.execute("COMMIT")
+            } catch {
+                c.forgetState()
+                throw error
+            }
         }
     }
 
