@@ -5,30 +5,36 @@ import Foundation
 @_spi(Bulk) import SecItemSQLite
 
 /// The file format's work done directly on sqlite3 and libcrypto, without any
-/// SecItem layer: the physical limit of the file backend's design.
+/// SecItem layer: the same design as the backend (format 2), measuring what the
+/// Swift layers cost on top of it.
 ///
 /// Same schema, same pragmas (WAL, `synchronous=FULL`), writes in
-/// `BEGIN IMMEDIATE`, the key-epoch check at the start of every transaction,
-/// the same one-shot libcrypto calls (`csecitem_hmac_sha256`,
-/// `csecitem_aes256gcm_seal/open`), the same sealed-box encoding and associated
-/// data, and the same checks on read (the box opens and every HMAC column equals
-/// what the contents give, `docs/file-format.md` "Reading a row"). What it leaves
-/// out is exactly the SecItem layers: dictionary parsing, `StoredItem`, the
-/// query planner, result shaping. Statements are prepared once; buffers are
-/// reused; no Foundation type is touched on the hot path.
+/// `BEGIN IMMEDIATE` with the `PRAGMA data_version` check, the row-set
+/// commitment updated in each write (three cells per element, an HMAC over the
+/// state, one UPDATE of the state row), reads without BEGIN followed by the
+/// `PRAGMA data_version` check, the same reused HMAC and AES-256-GCM contexts, the
+/// same sealed-box encoding and associated data (every column bound: one GCM open
+/// per row read, no HMAC), and the same damage probe after a miss. What it leaves
+/// out is exactly the SecItem layers: dictionary parsing, `StoredItem`, the query
+/// planner, result shaping. Statements are prepared once; buffers are reused; no
+/// Foundation type is touched on the hot path.
 final class RawFileKeychain: RawStore {
     private var db: OpaquePointer?
-    private let macKey: [UInt8]
-    private let encKey: [UInt8]
+    private let hmac: OpaquePointer
+    private let gcm: OpaquePointer
     private var statements: [OpaquePointer] = []
-    private let begin, beginImmediate, commit, epoch, selectByPK, selectByAttrs, selectByLabel: OpaquePointer
-    private let insert, update, delete: OpaquePointer
+    private let beginImmediate, commit, dataVersion, selectByPK, selectByAttrs, selectByLabel: OpaquePointer
+    private let insert, update, delete, writeState: OpaquePointer
     /// Scratch buffers: HMAC messages, plaintexts, associated data.
     private var message = [UInt8](repeating: 0, count: 512)
     private var plain = [UInt8](repeating: 0, count: 1024)
-    private var sealed = [UInt8](repeating: 0, count: 1024)
+    private var knownDataVersion: Int64 = 0
+    /// The commitment: generation, count, 48 cells of 52 bytes.
+    private var generation: Int64 = 1
+    private var rowCount: Int64 = 0
+    private var cells = [UInt8](repeating: 0, count: 48 * 52)
 
-    static let columns = "seq, uuid, class, pk, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct"
+    static let columns = "seq, uuid, class, pk, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, version, ct"
 
     /// Creates the database file at `path` (which must not exist) with random keys.
     init(path: String) throws {
@@ -44,13 +50,18 @@ final class RawFileKeychain: RawStore {
         }
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=FULL")
+        try exec("PRAGMA secure_delete=ON")
         try exec("PRAGMA application_id=1397048649")
         try exec(SQLiteBackend.schemaSQL)
         try exec("INSERT INTO meta VALUES ('epoch', 1)")
         var keys = [UInt8](repeating: 0, count: 64)
         guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
-        macKey = Array(keys[0..<32])
-        encKey = Array(keys[32..<64])
+        defer { csecitem_cleanse(&keys, 64) }
+        guard let h = csecitem_hmac_new(keys, 32), let g = csecitem_gcm_new(Array(keys[32..<64]), 32) else {
+            throw BenchmarkError("libcrypto contexts")
+        }
+        hmac = h
+        gcm = g
         func prepare(_ sql: String) throws -> OpaquePointer {
             var stmt: OpaquePointer?
             guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
@@ -58,28 +69,35 @@ final class RawFileKeychain: RawStore {
             else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle))) preparing \(sql)") }
             return stmt
         }
-        begin = try prepare("BEGIN")
         beginImmediate = try prepare("BEGIN IMMEDIATE")
         commit = try prepare("COMMIT")
-        epoch = try prepare("SELECT value FROM meta WHERE key = 'epoch'")
-        selectByPK = try prepare("SELECT \(Self.columns) FROM items WHERE pk = ?")
-        selectByAttrs = try prepare("SELECT \(Self.columns) FROM items WHERE h_svce = ? AND h_acct = ? ORDER BY seq")
+        dataVersion = try prepare("PRAGMA data_version")
+        selectByPK = try prepare("SELECT \(Self.columns) FROM sealed_items WHERE pk = ?")
+        selectByAttrs = try prepare("SELECT \(Self.columns) FROM sealed_items WHERE h_svce = ? AND h_acct = ? ORDER BY seq")
         selectByLabel = try prepare(
-            "SELECT \(Self.columns) FROM items WHERE class = 'genp' AND h_agrp = ? AND h_sync = ? AND h_svce = ? "
+            "SELECT \(Self.columns) FROM sealed_items WHERE class = 'genp' AND h_agrp = ? AND h_sync = ? AND h_svce = ? "
                 + "AND h_labl = ? ORDER BY seq")
         insert = try prepare(
-            "INSERT INTO items(uuid, class, pk, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, ct) "
-                + "VALUES (?, 'genp', ?, ?, ?, NULL, ?, ?, ?, ?)")
+            "INSERT INTO sealed_items(uuid, class, pk, h_svce, h_acct, h_srvr, h_labl, h_agrp, h_sync, version, ct) "
+                + "VALUES (?, 'genp', ?, ?, ?, NULL, ?, ?, ?, ?, ?)")
         update = try prepare(
-            "UPDATE items SET uuid = ?, class = 'genp', pk = ?, h_svce = ?, h_acct = ?, h_srvr = NULL, h_labl = ?, "
-                + "h_agrp = ?, h_sync = ?, ct = ? WHERE seq = ?")
-        delete = try prepare("DELETE FROM items WHERE seq = ?")
-        statements = [begin, beginImmediate, commit, epoch, selectByPK, selectByAttrs, selectByLabel, insert, update, delete]
+            "UPDATE sealed_items SET uuid = ?, class = 'genp', pk = ?, h_svce = ?, h_acct = ?, h_srvr = NULL, h_labl = ?, "
+                + "h_agrp = ?, h_sync = ?, version = ?, ct = ? WHERE seq = ?")
+        delete = try prepare("DELETE FROM sealed_items WHERE seq = ?")
+        writeState = try prepare("INSERT OR REPLACE INTO state(id, generation, count, cells, mac) VALUES (1, ?, ?, ?, ?)")
+        statements = [beginImmediate, commit, dataVersion, selectByPK, selectByAttrs, selectByLabel, insert, update, delete,
+                      writeState]
+        try step(beginImmediate)
+        try saveState()
+        try step(commit)
+        knownDataVersion = try readDataVersion()
     }
 
     deinit {
         for s in statements { sqlite3_finalize(s) }
         sqlite3_close_v2(db)
+        csecitem_hmac_free(hmac)
+        csecitem_gcm_free(gcm)
     }
 
     // MARK: Operations
@@ -90,11 +108,16 @@ final class RawFileKeychain: RawStore {
         var uuid = [UInt8](repeating: 0, count: 16)
         _ = csecitem_random_bytes(&uuid, 16)
         let now = Date.timeIntervalSinceReferenceDate
-        let row = try encode(uuid: uuid, account: account, label: label, created: now, modified: now, data: data)
         if joiningOpenTransaction {
+            let row = try encode(uuid: uuid, account: account, label: label, created: now, modified: now, data: data)
             try write(insert, row, seq: nil)
+            try commitRow(added: row, removed: nil)
         } else {
-            try transaction(write: true) { try self.write(self.insert, row, seq: nil) }
+            try transaction {
+                let row = try self.encode(uuid: uuid, account: account, label: label, created: now, modified: now, data: data)
+                try self.write(self.insert, row, seq: nil)
+                try self.commitRow(added: row, removed: nil)
+            }
         }
     }
 
@@ -107,67 +130,73 @@ final class RawFileKeychain: RawStore {
 
     /// Looks up service+account and returns the data's length, or -1 when missing.
     func lookup(account: String) throws -> Int {
-        try transaction(write: false) {
-            let pk = try self.primaryKeyMAC(account: account)
-            if let found = try self.findByPrimaryKey(pk) { return found.data.count }
-            // A miss: the rows whose svce/acct columns alone match are opened too (damage probe).
-            let svce = try self.mac("svce", Self.tagged(0x62, Workload.service))
-            let acct = try self.mac("acct", Self.tagged(0x62, account))
-            defer { sqlite3_reset(self.selectByAttrs) }
-            self.bind(self.selectByAttrs, 1, svce)
-            self.bind(self.selectByAttrs, 2, acct)
-            var damaged = 0
-            while try self.stepRow(self.selectByAttrs) {
-                if try self.openRow(self.selectByAttrs) == nil { damaged += 1 }
-            }
-            return damaged > 0 ? -2 : -1
+        let result = try lookupOnce(account: account)
+        guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
+        return result
+    }
+
+    private func lookupOnce(account: String) throws -> Int {
+        let pk = try primaryKeyMAC(account: account)
+        if let found = try findByPrimaryKey(pk) { return found.data.count }
+        // A miss: the rows whose svce/acct columns alone match are opened too (damage probe).
+        let svce = try mac("svce", Self.tagged(0x62, Workload.service))
+        let acct = try mac("acct", Self.tagged(0x62, account))
+        defer { sqlite3_reset(selectByAttrs) }
+        bind(selectByAttrs, 1, svce)
+        bind(selectByAttrs, 2, acct)
+        var damaged = 0
+        while try stepRow(selectByAttrs) {
+            if try openRow(selectByAttrs) == nil { damaged += 1 }
         }
+        return damaged > 0 ? -2 : -1
     }
 
     /// Replaces the data of service+account; returns the number of rows changed.
     func update(account: String, data: [UInt8]) throws -> Int {
-        try transaction(write: true) {
+        try transaction {
             let pk = try self.primaryKeyMAC(account: account)
             guard let found = try self.findByPrimaryKey(pk) else { return 0 }
             let row = try self.encode(
                 uuid: found.uuid, account: account, label: found.label, created: found.created,
                 modified: max(Date.timeIntervalSinceReferenceDate, found.modified + 0.001), data: data)
             try self.write(self.update, row, seq: found.seq)
+            try self.commitRow(added: row, removed: found.element)
             return 1
         }
     }
 
     /// Deletes service+account; returns the number of rows deleted.
     func delete(account: String) throws -> Int {
-        try transaction(write: true) {
+        try transaction {
             let pk = try self.primaryKeyMAC(account: account)
             guard let found = try self.findByPrimaryKey(pk) else { return 0 }
             sqlite3_bind_int64(self.delete, 1, found.seq)
             defer { sqlite3_reset(self.delete) }
             try self.step(self.delete, reset: false)
+            try self.commitRow(added: nil, removed: found.element)
             return 1
         }
     }
 
     /// The attributes of every item with `label`, as the minimum a caller needs.
     func query(label: String) throws -> [Attributes] {
-        try transaction(write: false) {
-            let agrp = try self.mac("agrp", Array("bench".utf8))
-            let sync = try self.mac("sync", [0])
-            let svce = try self.mac("svce", Self.tagged(0x62, Workload.service))
-            let labl = try self.mac("labl", Self.tagged(0x62, label))
-            let s = self.selectByLabel
-            defer { sqlite3_reset(s) }
-            self.bind(s, 1, agrp)
-            self.bind(s, 2, sync)
-            self.bind(s, 3, svce)
-            self.bind(s, 4, labl)
-            var out: [Attributes] = []
-            while try self.stepRow(s) {
-                if let found = try self.openRow(s) { out.append(found.attributes) }
-            }
-            return out
+        let agrp = try mac("agrp", Array("bench".utf8))
+        let sync = try mac("sync", [0])
+        let svce = try mac("svce", Self.tagged(0x62, Workload.service))
+        let labl = try mac("labl", Self.tagged(0x62, label))
+        let s = selectByLabel
+        defer { sqlite3_reset(s) }
+        bind(s, 1, agrp)
+        bind(s, 2, sync)
+        bind(s, 3, svce)
+        bind(s, 4, labl)
+        var out: [Attributes] = []
+        while try stepRow(s) {
+            if let found = try openRow(s) { out.append(found.attributes) }
         }
+        sqlite3_reset(s)
+        guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
+        return out
     }
 
     // MARK: Pieces
@@ -188,6 +217,8 @@ final class RawFileKeychain: RawStore {
         var uuid: [UInt8]
         var attributes: Attributes
         var data: [UInt8]
+        /// uuid ‖ version ‖ tag: the row as the commitment counts it.
+        var element: [UInt8]
         var label: String { attributes.label }
         var created: Double { attributes.created }
         var modified: Double { attributes.modified }
@@ -197,14 +228,21 @@ final class RawFileKeychain: RawStore {
         var uuid: [UInt8]
         var pk: [UInt8]
         var svce, acct, labl, agrp, sync: [UInt8]
+        var version: Int64
         var box: [UInt8]
+        var element: [UInt8] { uuid + RawFileKeychain.be64(UInt64(bitPattern: version)) + Array(box.suffix(16)) }
     }
 
-    private func transaction<R>(write: Bool, _ body: () throws -> R) throws -> R {
-        try step(write ? beginImmediate : begin)
+    private func readDataVersion() throws -> Int64 {
+        defer { sqlite3_reset(dataVersion) }
+        guard try stepRow(dataVersion) else { throw BenchmarkError("data_version") }
+        return sqlite3_column_int64(dataVersion, 0)
+    }
+
+    private func transaction<R>(_ body: () throws -> R) throws -> R {
+        try step(beginImmediate)
         do {
-            guard try stepRow(epoch), sqlite3_column_int64(epoch, 0) == 1 else { throw BenchmarkError("epoch") }
-            sqlite3_reset(epoch)
+            guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
             let r = try body()
             try step(commit)
             return r
@@ -212,6 +250,45 @@ final class RawFileKeychain: RawStore {
             sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
             throw error
         }
+    }
+
+    /// The commitment's update for one write: three cells per element, then the state row.
+    private func commitRow(added: Row?, removed: [UInt8]?) throws {
+        if let removed { try apply(removed, sign: -1) }
+        if let added { try apply(added.element, sign: 1) }
+        rowCount += (added == nil ? 0 : 1) - (removed == nil ? 0 : 1)
+        generation += 1
+        try saveState()
+    }
+
+    private func apply(_ key: [UInt8], sign: Int32) throws {
+        let domain = Array("secitem-file/2 row".utf8)
+        var h = [UInt8](repeating: 0, count: 32)
+        guard csecitem_hmac_run(hmac, domain, domain.count, key, key.count, &h) == 0 else { throw BenchmarkError("HMAC") }
+        for s in 0..<3 {
+            let base = (s * 16 + (Int(h[8 + 2 * s]) << 8 | Int(h[9 + 2 * s])) % 16) * 52
+            var n = Int32(bitPattern: UInt32(cells[base]) << 24 | UInt32(cells[base + 1]) << 16
+                | UInt32(cells[base + 2]) << 8 | UInt32(cells[base + 3]))
+            n &+= sign
+            let u = UInt32(bitPattern: n)
+            cells[base] = UInt8(u >> 24); cells[base + 1] = UInt8((u >> 16) & 0xFF)
+            cells[base + 2] = UInt8((u >> 8) & 0xFF); cells[base + 3] = UInt8(u & 0xFF)
+            for i in 0..<40 { cells[base + 4 + i] ^= key[i] }
+            for i in 0..<8 { cells[base + 44 + i] ^= h[i] }
+        }
+    }
+
+    private func saveState() throws {
+        var m = Array("secitem-file/2 state".utf8) + Self.be64(UInt64(bitPattern: generation))
+            + Self.be64(UInt64(bitPattern: rowCount))
+        m += cells
+        var tag = [UInt8](repeating: 0, count: 32)
+        guard csecitem_hmac_run(hmac, m, m.count, nil, 0, &tag) == 0 else { throw BenchmarkError("HMAC") }
+        sqlite3_bind_int64(writeState, 1, generation)
+        sqlite3_bind_int64(writeState, 2, rowCount)
+        bind(writeState, 3, cells)
+        bind(writeState, 4, tag)
+        try step(writeState)
     }
 
     private func findByPrimaryKey(_ pk: [UInt8]) throws -> Found? {
@@ -222,70 +299,80 @@ final class RawFileKeychain: RawStore {
         return found
     }
 
-    /// Opens the current row of `stmt` and checks its columns against its contents.
+    /// Opens the current row of `stmt`: every column is in the associated data, so one GCM open.
     private func openRow(_ stmt: OpaquePointer) throws -> Found? {
         let seq = sqlite3_column_int64(stmt, 0)
         let uuid = column(stmt, 1)
-        let pk = column(stmt, 3)
-        let ct = column(stmt, 10)
-        guard uuid.count == 16, ct.count >= 28 else { return nil }
-        let aad = Self.associatedData(uuid: uuid, pk: pk)
+        let version = sqlite3_column_int64(stmt, 10)
+        let ct = column(stmt, 11)
+        guard uuid.count == 16, ct.count >= 28, version <= generation else { return nil }
+        var aad = Array("secitem-file".utf8) + [2] + uuid + [4] + Array("genp".utf8) + column(stmt, 3)
+        for c in Int32(4)...9 {
+            if sqlite3_column_type(stmt, c) == SQLITE_NULL {
+                aad.append(0)
+            } else {
+                let v = column(stmt, c)
+                aad += [1, UInt8(v.count)] + v
+            }
+        }
+        aad += Self.be64(UInt64(bitPattern: version))
         let n = ct.count - 28
         if plain.count < n { plain = [UInt8](repeating: 0, count: n) }
         let rc = ct.withUnsafeBufferPointer { c in
             plain.withUnsafeMutableBufferPointer { p in
-                csecitem_aes256gcm_open(encKey, c.baseAddress!, aad, aad.count, c.baseAddress! + 12, n,
-                                        c.baseAddress! + 12 + n, p.baseAddress)
+                csecitem_gcm_open(gcm, c.baseAddress!, aad, aad.count, c.baseAddress! + 12, n, c.baseAddress! + 12 + n, p.baseAddress)
             }
         }
         guard rc == 0 else { return nil }
         defer { plain.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, n) } }
         guard let (attributes, data) = Self.decode(plain, n) else { return nil }
-        // The checks on read: every HMAC column equals what the contents give.
-        guard try primaryKeyMAC(account: attributes.account) == pk,
-            try mac("svce", Self.tagged(0x62, attributes.service)) == column(stmt, 4),
-            try mac("acct", Self.tagged(0x62, attributes.account)) == column(stmt, 5),
-            sqlite3_column_type(stmt, 6) == SQLITE_NULL,
-            try mac("labl", Self.tagged(0x62, attributes.label)) == column(stmt, 7),
-            try mac("agrp", Array(attributes.group.utf8)) == column(stmt, 8),
-            try mac("sync", [UInt8(truncatingIfNeeded: attributes.synchronizable)]) == column(stmt, 9)
-        else { return nil }
-        return Found(seq: seq, uuid: uuid, attributes: attributes, data: data)
+        return Found(seq: seq, uuid: uuid, attributes: attributes, data: data,
+                     element: uuid + Self.be64(UInt64(bitPattern: version)) + Array(ct.suffix(16)))
     }
 
     private func encode(uuid: [UInt8], account: String, label: String, created: Double, modified: Double, data: [UInt8])
         throws -> Row
     {
-        // The plaintext: version, count, sorted attributes, then the data.
-        var p: [UInt8] = [1]
-        p.reserveCapacity(256)
-        Self.u32(&p, 8)
-        Self.attribute(&p, "acct", 0x73, Array(account.utf8))
-        Self.attribute(&p, "agrp", 0x73, Array("bench".utf8))
-        Self.attribute(&p, "cdat", 0x64, Self.be64(created.bitPattern))
-        Self.attribute(&p, "labl", 0x73, Array(label.utf8))
-        Self.attribute(&p, "mdat", 0x64, Self.be64(modified.bitPattern))
-        Self.attribute(&p, "pdmn", 0x73, Array("ak".utf8))
-        Self.attribute(&p, "svce", 0x73, Array(Workload.service.utf8))
-        Self.attribute(&p, "sync", 0x6E, Self.be64(0))
-        p.append(1)
-        Self.u32(&p, UInt32(data.count))
-        p += data
+        var p = Self.plaintext(account: account, label: label, created: created, modified: modified, data: data)
         defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
+        let version = generation + 1
         let pk = try primaryKeyMAC(account: account)
-        let aad = Self.associatedData(uuid: uuid, pk: pk)
+        let svce = try mac("svce", Self.tagged(0x62, Workload.service))
+        let acct = try mac("acct", Self.tagged(0x62, account))
+        let labl = try mac("labl", Self.tagged(0x62, label))
+        let agrp = try mac("agrp", Array("bench".utf8))
+        let sync = try mac("sync", [0])
+        var aad = Array("secitem-file".utf8) + [2] + uuid + [4] + Array("genp".utf8) + pk
+        aad += [1, 32] + svce + [1, 32] + acct + [0] + [1, 32] + labl + [1, 32] + agrp + [1, 32] + sync
+        aad += Self.be64(UInt64(bitPattern: version))
         var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
         let n = p.count
         let rc = box.withUnsafeMutableBufferPointer { b in
             let base = b.baseAddress!
             guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
-            return csecitem_aes256gcm_seal(encKey, base, aad, aad.count, p, n, base + 12, base + 12 + n)
+            return csecitem_gcm_seal(gcm, base, aad, aad.count, p, n, base + 12, base + 12 + n)
         }
         guard rc == 0 else { throw BenchmarkError("AES-GCM seal failed") }
-        return Row(
-            uuid: uuid, pk: pk, svce: try mac("svce", Self.tagged(0x62, Workload.service)),
-            acct: try mac("acct", Self.tagged(0x62, account)), labl: try mac("labl", Self.tagged(0x62, label)),
-            agrp: try mac("agrp", Array("bench".utf8)), sync: try mac("sync", [0]), box: box)
+        return Row(uuid: uuid, pk: pk, svce: svce, acct: acct, labl: labl, agrp: agrp, sync: sync, version: version, box: box)
+    }
+
+    /// The plaintext: version, count, sorted attributes, then the data.
+    static func plaintext(account: String, label: String, created: Double, modified: Double, data: [UInt8]) -> [UInt8] {
+        var p: [UInt8] = [1]
+        p.reserveCapacity(256)
+        u32(&p, 8)
+        attribute(&p, "acct", 0x73, Array(account.utf8))
+        attribute(&p, "agrp", 0x73, Array("bench".utf8))
+        attribute(&p, "cdat", 0x64, be64(created.bitPattern))
+        attribute(&p, "labl", 0x73, Array(label.utf8))
+        attribute(&p, "mdat", 0x64, be64(modified.bitPattern))
+        attribute(&p, "pdmn", 0x73, Array("ak".utf8))
+        attribute(&p, "svce", 0x73, Array(Workload.service.utf8))
+        attribute(&p, "sync", 0x6E, be64(0))
+        p.append(1)
+        u32(&p, UInt32(data.count))
+        p += data
+        return p
     }
 
     private func write(_ stmt: OpaquePointer, _ row: Row, seq: Int64?) throws {
@@ -297,8 +384,9 @@ final class RawFileKeychain: RawStore {
         bind(stmt, 5, row.labl)
         bind(stmt, 6, row.agrp)
         bind(stmt, 7, row.sync)
-        bind(stmt, 8, row.box)
-        if let seq { sqlite3_bind_int64(stmt, 9, seq) }
+        sqlite3_bind_int64(stmt, 8, row.version)
+        bind(stmt, 9, row.box)
+        if let seq { sqlite3_bind_int64(stmt, 10, seq) }
         try step(stmt, reset: false)
     }
 
@@ -306,12 +394,12 @@ final class RawFileKeychain: RawStore {
     private lazy var groupMAC: [UInt8] = (try? mac("agrp", Array("bench".utf8), memoised: false)) ?? []
     private lazy var syncMAC: [UInt8] = (try? mac("sync", [0], memoised: false)) ?? []
 
-    /// HMAC-SHA256("v1" 0 "genp" 0 name 0 value), as the format defines.
+    /// HMAC-SHA256("v2" 0 "genp" 0 name 0 value), as the format defines, with the reused context.
     private func mac(_ name: String, _ value: [UInt8], itemClass: String = "genp", memoised: Bool = true) throws -> [UInt8] {
         if memoised && name == "agrp" && value == Array("bench".utf8) { return groupMAC }
         if memoised && name == "sync" && value == [0] { return syncMAC }
         message.removeAll(keepingCapacity: true)
-        message += [0x76, 0x31, 0]
+        message += [0x76, 0x32, 0]
         message += itemClass.utf8
         message.append(0)
         message += name.utf8
@@ -319,7 +407,7 @@ final class RawFileKeychain: RawStore {
         message += value
         var out = [UInt8](repeating: 0, count: 32)
         let rc = message.withUnsafeBufferPointer { m in
-            out.withUnsafeMutableBufferPointer { csecitem_hmac_sha256(macKey, macKey.count, m.baseAddress, m.count, $0.baseAddress) }
+            out.withUnsafeMutableBufferPointer { csecitem_hmac_run(hmac, m.baseAddress, m.count, nil, 0, $0.baseAddress) }
         }
         guard rc == 0 else { throw BenchmarkError("HMAC failed") }
         return out
@@ -327,20 +415,24 @@ final class RawFileKeychain: RawStore {
 
     /// The HMAC of the primary key: class, then acct, agrp, svce, sync each with a length.
     private func primaryKeyMAC(account: String) throws -> [UInt8] {
+        try mac("primary-key", Self.primaryKeyBytes(account: account), itemClass: "")
+    }
+
+    static func primaryKeyBytes(account: String) -> [UInt8] {
         var key = Array("genp".utf8)
         func part(_ name: String, _ value: [UInt8]) {
             key += name.utf8
-            Self.u32(&key, UInt32(value.count))
+            u32(&key, UInt32(value.count))
             key += value
         }
-        part("acct", Self.tagged(0x62, account))
-        part("svce", Self.tagged(0x62, Workload.service))
-        part("agrp", Self.tagged(0x73, "bench"))
+        part("acct", tagged(0x62, account))
+        part("svce", tagged(0x62, Workload.service))
+        part("agrp", tagged(0x73, "bench"))
         part("sync", [0x6E, 0x30])
-        return try mac("primary-key", key, itemClass: "")
+        return key
     }
 
-    private static func decode(_ p: [UInt8], _ n: Int) -> (Attributes, [UInt8])? {
+    static func decode(_ p: [UInt8], _ n: Int) -> (Attributes, [UInt8])? {
         var i = 0
         func u32() -> Int? {
             guard i + 4 <= n else { return nil }
@@ -381,17 +473,7 @@ final class RawFileKeychain: RawStore {
         return (a, Array(p[i..<n]))
     }
 
-    private static func associatedData(uuid: [UInt8], pk: [UInt8]) -> [UInt8] {
-        var out = Array("secitem-file".utf8)
-        out.append(1)
-        out += uuid
-        out.append(4)
-        out += "genp".utf8
-        out += pk
-        return out
-    }
-
-    private static func tagged(_ tag: UInt8, _ s: String) -> [UInt8] { [tag] + Array(s.utf8) }
+    static func tagged(_ tag: UInt8, _ s: String) -> [UInt8] { [tag] + Array(s.utf8) }
 
     private static func attribute(_ out: inout [UInt8], _ name: String, _ tag: UInt8, _ value: [UInt8]) {
         u32(&out, UInt32(name.utf8.count))
@@ -401,11 +483,11 @@ final class RawFileKeychain: RawStore {
         out += value
     }
 
-    private static func u32(_ out: inout [UInt8], _ v: UInt32) {
+    static func u32(_ out: inout [UInt8], _ v: UInt32) {
         out += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
     }
 
-    private static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * $0)) } }
+    static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * $0)) } }
 
     private func column(_ stmt: OpaquePointer, _ i: Int32) -> [UInt8] {
         guard let p = sqlite3_column_blob(stmt, i) else { return [] }
@@ -430,6 +512,142 @@ final class RawFileKeychain: RawStore {
         guard rc == SQLITE_DONE else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db)))") }
         return false
     }
+}
+
+/// The smallest design that does the irreducible work of an encrypted, indexed,
+/// durable keychain file: the physical limit the targets are stated
+/// against. The same SQLite settings (WAL, `synchronous=FULL`), one table with a
+/// unique keyed-HMAC primary-key column and the sealed box; per lookup one HMAC
+/// with a reused context, one indexed SELECT and one AES-256-GCM open with a
+/// reused context (the primary-key HMAC as associated data); per add one HMAC,
+/// one seal and one INSERT; per update one HMAC, one seal and one UPDATE; per
+/// delete one HMAC and one DELETE, each statement its own durable transaction.
+/// The box holds the same plaintext as the backend's (attributes and data). No
+/// schema check, commitment, versioning, other indexes or change detection.
+final class MinimalFileKeychain: RawStore {
+    private var db: OpaquePointer?
+    private let hmac: OpaquePointer
+    private let gcm: OpaquePointer
+    private let select, insert, update, delete: OpaquePointer
+    private var plain = [UInt8](repeating: 0, count: 1024)
+    private var pk = [UInt8](repeating: 0, count: 32)
+
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+            == SQLITE_OK, let handle
+        else { throw BenchmarkError("cannot create \(path)") }
+        db = handle
+        sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nil, nil, nil)
+        sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil)
+        guard sqlite3_exec(handle, "CREATE TABLE items(id INTEGER PRIMARY KEY, pk BLOB NOT NULL UNIQUE, box BLOB NOT NULL)",
+                           nil, nil, nil) == SQLITE_OK
+        else { throw BenchmarkError("minimal schema") }
+        var keys = [UInt8](repeating: 0, count: 64)
+        guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
+        defer { csecitem_cleanse(&keys, 64) }
+        guard let h = csecitem_hmac_new(keys, 32), let g = csecitem_gcm_new(Array(keys[32..<64]), 32) else {
+            throw BenchmarkError("libcrypto contexts")
+        }
+        hmac = h
+        gcm = g
+        func prepare(_ sql: String) throws -> OpaquePointer {
+            var stmt: OpaquePointer?
+            guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
+                let stmt
+            else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle)))") }
+            return stmt
+        }
+        select = try prepare("SELECT box FROM items WHERE pk = ?")
+        insert = try prepare("INSERT INTO items(pk, box) VALUES (?, ?)")
+        update = try prepare("UPDATE items SET box = ? WHERE pk = ?")
+        delete = try prepare("DELETE FROM items WHERE pk = ?")
+    }
+
+    deinit {
+        for s in [select, insert, update, delete] { sqlite3_finalize(s) }
+        sqlite3_close_v2(db)
+        csecitem_hmac_free(hmac)
+        csecitem_gcm_free(gcm)
+    }
+
+    func bulk(_ body: () throws -> Void) throws {
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+        try body()
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+    }
+
+    private func key(_ account: String) throws {
+        let m = RawFileKeychain.primaryKeyBytes(account: account)
+        guard csecitem_hmac_run(hmac, m, m.count, nil, 0, &pk) == 0 else { throw BenchmarkError("HMAC") }
+    }
+
+    private func seal(_ account: String, _ label: String, _ data: [UInt8]) throws -> [UInt8] {
+        let now = Date.timeIntervalSinceReferenceDate
+        var p = RawFileKeychain.plaintext(account: account, label: label, created: now, modified: now, data: data)
+        defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
+        var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
+        let n = p.count
+        let rc = box.withUnsafeMutableBufferPointer { b in
+            let base = b.baseAddress!
+            guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
+            return csecitem_gcm_seal(gcm, base, pk, 32, p, n, base + 12, base + 12 + n)
+        }
+        guard rc == 0 else { throw BenchmarkError("seal") }
+        return box
+    }
+
+    private func run(_ stmt: OpaquePointer) throws {
+        let rc = sqlite3_step(stmt)
+        sqlite3_reset(stmt)
+        guard rc == SQLITE_DONE else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db)))") }
+    }
+
+    private func bind(_ stmt: OpaquePointer, _ i: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { _ = sqlite3_bind_blob(stmt, i, $0.baseAddress, Int32($0.count), csecitem_sqlite_transient()) }
+    }
+
+    func add(account: String, label: String, data: [UInt8]) throws {
+        try key(account)
+        let box = try seal(account, label, data)
+        bind(insert, 1, pk)
+        bind(insert, 2, box)
+        try run(insert)
+    }
+
+    func lookup(account: String) throws -> Int {
+        try key(account)
+        bind(select, 1, pk)
+        defer { sqlite3_reset(select) }
+        guard sqlite3_step(select) == SQLITE_ROW, let b = sqlite3_column_blob(select, 0) else { return -1 }
+        let count = Int(sqlite3_column_bytes(select, 0))
+        guard count >= 28 else { return -2 }
+        let n = count - 28
+        if plain.count < n { plain = [UInt8](repeating: 0, count: n) }
+        let c = b.assumingMemoryBound(to: UInt8.self)
+        let rc = plain.withUnsafeMutableBufferPointer { csecitem_gcm_open(gcm, c, pk, 32, c + 12, n, c + 12 + n, $0.baseAddress) }
+        plain.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, n) }
+        return rc == 0 ? n : -2
+    }
+
+    func update(account: String, data: [UInt8]) throws -> Int {
+        try key(account)
+        let box = try seal(account, "", data)
+        bind(update, 1, box)
+        bind(update, 2, pk)
+        try run(update)
+        return Int(sqlite3_changes(db))
+    }
+
+    func delete(account: String) throws -> Int {
+        try key(account)
+        bind(delete, 1, pk)
+        try run(delete)
+        return Int(sqlite3_changes(db))
+    }
+
+    /// Not part of the minimal design (it has no label index).
+    func count(label: String) throws -> Int { -1 }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {
@@ -477,7 +695,7 @@ func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
     var kek = (0..<32).map { nibble(text[2 * $0]) << 4 | nibble(text[2 * $0 + 1]) }
     defer { csecitem_cleanse(&kek, 32); csecitem_cleanse(&text, 128) }
     var aad = Array("secitem-file".utf8)
-    aad.append(1)
+    aad.append(2)
     aad += "data-key/key".utf8
     guard wrapped.count == 60 else { throw BenchmarkError("no wrapped data key") }
     var dataKey = [UInt8](repeating: 0, count: 32)
@@ -488,7 +706,7 @@ func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
     guard rc == 0 else { throw BenchmarkError("the key does not unwrap the data key") }
     var macKey = [UInt8](repeating: 0, count: 32), encKey = [UInt8](repeating: 0, count: 32)
     defer { csecitem_cleanse(&macKey, 32); csecitem_cleanse(&encKey, 32) }
-    let i1 = Array("secitem-file/1 hmac-sha256".utf8), i2 = Array("secitem-file/1 aes-256-gcm".utf8)
+    let i1 = Array("secitem-file/2 hmac-sha256".utf8), i2 = Array("secitem-file/2 aes-256-gcm".utf8)
     guard csecitem_hkdf_sha256(dataKey, 32, nil, 0, i1, i1.count, &macKey, 32) == 0,
         csecitem_hkdf_sha256(dataKey, 32, nil, 0, i2, i2.count, &encKey, 32) == 0
     else { throw BenchmarkError("HKDF failed") }

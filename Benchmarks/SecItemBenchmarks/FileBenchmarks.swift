@@ -73,13 +73,24 @@ enum FileBenchmarks {
                             data: bytes(Workload.data(i)), joiningOpenTransaction: true)
             }
         }
+        let minimal = try MinimalFileKeychain(path: dir + "/minimal.db")
+        try minimal.bulk {
+            for i in 0..<items {
+                try minimal.add(account: Workload.account(i), label: Workload.label(i, items: items), data: bytes(Workload.data(i)))
+            }
+        }
         // Both stores hold what the workload expects.
         let last = Workload.account(items - 1)
         guard (try client.copyMatchingItems(Workload.lookupQuery(last)) as? Data) == Workload.data(items - 1),
-            try raw.lookup(account: last) == 32, try raw.query(label: Workload.label(0, items: items)).count == min(100, items)
+            try raw.lookup(account: last) == 32, try raw.query(label: Workload.label(0, items: items)).count == min(100, items),
+            try minimal.lookup(account: last) > 32, try minimal.lookup(account: "missing") == -1
         else { throw BenchmarkError("the populated stores do not hold the workload's items") }
-        let baselines = Baselines.direct("sqlite3+libcrypto", raw, workload)
-        let measured = try interleaved(workload, rounds: max(1, samples / 50), backend: "file", baselines: baselines)
+        // First row of each operation: the minimal design (the physical limit); second: the same design.
+        var minimalBaselines = Baselines.direct("minimal design (C level)", minimal, workload)
+        minimalBaselines.query100 = nil
+        let sameDesign = Baselines.direct("same design (C level)", raw, workload)
+        let measured = try interleaved(
+            workload, rounds: max(1, samples / 50), backend: "file", baselines: minimalBaselines, second: sameDesign)
         var peak: Int?
         if measurePeakMemory {
             peak = try peakMemoryOfChild(path: path, key: key, items: items)
@@ -207,13 +218,15 @@ enum FileBenchmarks {
 /// milliseconds: on a shared disk the fsync cost drifts over seconds, and one
 /// long block each would compare two different moments. Every round leaves the
 /// store as it found it (what `add` adds, `delete` removes).
-func interleaved(_ workload: Workload, rounds: Int, backend: String, baselines: Baselines) throws -> [Measurement] {
+func interleaved(_ workload: Workload, rounds: Int, backend: String, baselines: Baselines, second: Baselines? = nil)
+    throws -> [Measurement]
+{
     var round = workload
     round.samples = max(1, workload.samples / rounds)
     round.warmup = max(2, workload.warmup / rounds)
     var merged: [Measurement] = []
     for _ in 0..<rounds {
-        let measured = try round.run(backend: backend, baselines: baselines)
+        let measured = try round.run(backend: backend, baselines: baselines, second: second)
         if merged.isEmpty {
             merged = measured
         } else {

@@ -47,27 +47,40 @@ struct Workload {
     /// `--op TEXT`: only operations whose name contains TEXT (for profiling one of them).
     nonisolated(unsafe) static var opFilter: String?
 
-    func run(backend: String, baselines: Baselines) throws -> [Measurement] {
+    /// `second`: another baseline for the same operations (measured in the same
+    /// rounds); each operation then gets a second row, the same samples against it.
+    func run(backend: String, baselines: Baselines, second: Baselines? = nil) throws -> [Measurement] {
         let opFilter = Self.opFilter
         var out: [Measurement] = []
+        var pendingSecond: (String, [UInt64])?
         func record(_ op: String, _ samples: @autoclosure () throws -> [UInt64], _ baseline: @autoclosure () throws -> (String, [UInt64])?) rethrows {
             guard opFilter.map({ op.contains($0) }) ?? true else { return }
             let (samples, baseline) = (try samples(), try baseline())
             out.append(Measurement(backend: backend, op: op, items: items, samples: samples,
                                    baseline: baseline?.0, baselineSamples: baseline?.1 ?? []))
+            if second != nil {
+                out.append(Measurement(backend: backend, op: op, items: items, samples: samples,
+                                       baseline: pendingSecond?.0, baselineSamples: pendingSecond?.1 ?? []))
+            }
         }
         let n = samples, w = warmup
-        func base(_ work: Baselines.Work?, count: Int? = nil, warmup: Int? = nil) throws -> (String, [UInt64])? {
-            guard let work else { return nil }
+        func base(_ which: KeyPath<Baselines, Baselines.Work?>, count: Int? = nil, warmup: Int? = nil) throws
+            -> (String, [UInt64])?
+        {
+            pendingSecond = nil
+            if let other = second?[keyPath: which] {
+                pendingSecond = (other.name, try sample(count: count ?? n, warmup: warmup ?? w, other.body))
+            }
+            guard let work = baselines[keyPath: which] else { return nil }
             return (work.name, try sample(count: count ?? n, warmup: warmup ?? w, work.body))
         }
         try record("add", try sample(count: n, warmup: w) { k in
             try client.addItem(Self.addQuery(k, items: items, account: "new-\(k)"))
             return k
-        }, try base(baselines.add))
+        }, try base(\.add))
         try record("lookup-hit", try sample(count: n, warmup: w) { k in
             (try client.copyMatchingItems(Self.lookupQuery(Self.account(existing(k)))) as? Data)?.count ?? -1
-        }, try base(baselines.lookupHit))
+        }, try base(\.lookupHit))
         try record("lookup-miss", sample(count: n, warmup: w) { k in
             do {
                 _ = try client.copyMatchingItems(Self.lookupQuery("missing-\(k)"))
@@ -75,21 +88,21 @@ struct Workload {
             } catch {
                 return Int((error as? SecItemError)?.status ?? 0)
             }
-        }, try base(baselines.lookupMiss))
+        }, try base(\.lookupMiss))
         try record("update", try sample(count: n, warmup: w) { k in
             let q: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
                 kSecAttrAccount as String: Self.account(existing(k)),
             ]
             return try client.updateItems(q, [kSecValueData as String: Self.data(k &+ 1)])
-        }, try base(baselines.update))
+        }, try base(\.update))
         try record("delete", try sample(count: n, warmup: w) { k in
             let q: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
                 kSecAttrAccount as String: "new-\(k)",
             ]
             return try client.deleteItems(q)
-        }, try base(baselines.delete))
+        }, try base(\.delete))
         let queryCount = max(5, n / 10)
         try record("query-100-attrs", try sample(count: queryCount, warmup: 2) { k in
             let q: [String: Any] = [
@@ -98,7 +111,7 @@ struct Workload {
                 kSecMatchLimit as String: kSecMatchLimitAll,
             ]
             return (try client.copyMatchingItems(q) as? [[String: Any]])?.count ?? -1
-        }, try base(baselines.query100, count: queryCount, warmup: 2))
+        }, try base(\.query100, count: queryCount, warmup: 2))
         return out
     }
 }
@@ -140,6 +153,7 @@ struct Baselines {
         var name: String
         var body: (Int) throws -> Int
     }
+
     var add: Work?
     var lookupHit: Work?
     var lookupMiss: Work?
