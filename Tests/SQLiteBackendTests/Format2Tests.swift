@@ -1,6 +1,7 @@
 import CSecItemCrypto
 import Foundation
 import SecItem
+import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import Testing
 
