@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SecItemMemory", targets: ["SecItemMemory"]),
         .library(name: "SecItemSQLite", targets: ["SecItemSQLite"]),
         .library(name: "SecItemSecretService", targets: ["SecItemSecretService"]),
+        .library(name: "SecItemPolkit", targets: ["SecItemPolkit"]),
         .executable(name: "secitem", targets: ["secitem"]),
         .executable(name: "git-credential-secitem", targets: ["git-credential-secitem"]),
     ],
@@ -20,7 +21,7 @@ let package = Package(
         .target(name: "SecItemCore", path: "Sources/SecItemCore"),
         .target(
             name: "SecItem",
-            dependencies: ["SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService"],
+            dependencies: ["SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPolkit"],
             path: "Sources/SecItem"
         ),
         // Operator tooling (export/import, transfer, file maintenance, diagnosis): the CLI
@@ -41,7 +42,7 @@ let package = Package(
             dependencies: ["SecItemCore", "SecItemMemory", "SecItemKeychain"],
             path: "Sources/SecItemConformance"
         ),
-        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "CSecItemProcess", "SecItemGitCredential"], path: "Sources/secitem"),
+        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemPolkit", "CSecItemProcess", "SecItemGitCredential"], path: "Sources/secitem"),
         // Process hardening for the command (prctl is variadic; signal handlers belong in C).
         .target(
             name: "CSecItemProcess",
@@ -52,6 +53,19 @@ let package = Package(
         .target(name: "SecItemGitCredential", dependencies: ["SecItem", "SecItemCore", "CSecItemProcess"], path: "Sources/SecItemGitCredential"),
         .executableTarget(
             name: "git-credential-secitem", dependencies: ["SecItemGitCredential"], path: "Sources/git-credential-secitem"),
+        // Access control on a desktop: logind's session lock and polkit's user presence,
+        // over a small C client of the system bus (GDBus, already linked through libsecret).
+        .systemLibrary(
+            name: "CSecItemGIO",
+            path: "Sources/CSecItemGIO",
+            pkgConfig: "gio-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
+        ),
+        .target(name: "CSecItemDBus", dependencies: ["CSecItemGIO"], path: "Sources/CSecItemDBus"),
+        .target(
+            name: "SecItemPolkit", dependencies: ["SecItemCore", "CSecItemDBus"], path: "Sources/SecItemPolkit",
+            exclude: ["polkit"]  // the action file installers copy to /usr/share/polkit-1/actions
+        ),
 
         // MARK: Backends
         .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),
@@ -169,6 +183,11 @@ let package = Package(
             dependencies: ["SecItemGitCredential", "SecItem", "SecItemCore", "SecItemMemory"],
             path: "Tests/GitCredentialTests",
             exclude: ["Scripts"]
+        ),
+        .testTarget(
+            name: "AccessControlTests",
+            dependencies: ["SecItem", "SecItemPolkit", "SecItemMemory", "SecItemSQLite", "SecItemSecretService"],
+            path: "Tests/AccessControlTests"
         ),
         .testTarget(
             name: "CLITests",

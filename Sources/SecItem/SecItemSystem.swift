@@ -1,4 +1,5 @@
 public import SecItemCore
+import SecItemPolkit
 import Synchronization
 
 /// The process-wide keychain: which backend the global `SecItem…` functions use.
@@ -20,7 +21,10 @@ public enum SecItemSystem {
     /// Makes `backend` the process default, with the given entitled access groups
     /// (by default the process configuration's).
     public static func bootstrap(backend: any SecItemBackend, accessGroups: AccessGroups? = nil) {
-        bootstrap(SecItemClient(backend: backend, accessGroups: accessGroups ?? SecItemConfiguration.process.accessGroups))
+        bootstrap(
+            SecItemClient(
+                backend: backend, accessGroups: accessGroups ?? SecItemConfiguration.process.accessGroups,
+                accessAuthority: PolkitAccessAuthority.processDefault))
     }
 
     /// Sets the code layer of the process configuration: `settings` win over the
@@ -43,7 +47,10 @@ public enum SecItemSystem {
         if let client = state.withLock({ $0 }) { return client }
         let configuration = SecItemConfiguration.process
         let chosen = try BackendChoice.resolve(configuration: configuration)
-        let client = SecItemClient(backend: chosen.backend, accessGroups: configuration.accessGroups)
+        // Protected items ask logind and polkit on the system bus (SecItemPolkit).
+        let client = SecItemClient(
+            backend: chosen.backend, accessGroups: configuration.accessGroups,
+            accessAuthority: PolkitAccessAuthority.processDefault)
         // Another thread may have won the race; keep the first so every caller shares one store.
         return state.withLock { current in
             if let current { return current }

@@ -60,7 +60,10 @@ public struct ItemQuery: Sendable, Hashable {
     /// returning `kSecReturnData` alone). A backend may then skip reading
     /// attributes and return items whose ``StoredItem/id`` and
     /// ``StoredItem/attributes`` are incomplete; which items, how many, their
-    /// order and their `data` must be exactly as without the hint.
+    /// order and their `data` must be exactly as without the hint. An item whose
+    /// attributes were not read has empty ``StoredItem/attributes``: the core
+    /// then reads again without the hint, since its access check
+    /// (``AccessGate``) needs `pdmn` and `accc`.
     public var returnsDataOnly = false
 
     /// Creates a query; the core builds these from dictionaries, tests and backends may build their own.

@@ -67,6 +67,10 @@ struct ParsedDictionary {
     var returns = ReturnFlags()
     var caseInsensitive = false
     var allowsInteraction = false
+    /// `kSecUseAuthenticationUI` for items needing user presence (absent: allow, as on Apple).
+    var authenticationUI = AuthenticationUI.allow
+    /// `kSecUseOperationPrompt`.
+    var operationPrompt: String?
 
     static func parse(
         _ dictionary: [String: Any],
@@ -218,12 +222,24 @@ struct ParsedDictionary {
             throw SecItemError(errSecParam, "'\(key)' is not a kSecMatch key this keychain supports")
         case "u_AuthUI":
             switch raw {
-            case .string("u_AuthUIA"): allowsInteraction = true
-            case .string("u_AuthUIF"), .string("u_AuthUIS"): allowsInteraction = false
+            case .string("u_AuthUIA"):
+                allowsInteraction = true
+                authenticationUI = .allow
+            case .string("u_AuthUIF"):
+                allowsInteraction = false
+                authenticationUI = .fail
+            case .string("u_AuthUIS"):
+                allowsInteraction = false
+                authenticationUI = .skip
             default:
                 throw SecItemError(errSecParam, "kSecUseAuthenticationUI must be Allow, Fail or Skip")
             }
-        case "u_AuthCtx", "u_OpPrompt":
+        case "u_OpPrompt":
+            guard case .string(let prompt) = raw else {
+                throw SecItemError(errSecParam, "kSecUseOperationPrompt must be a String, not \(raw.typeName)")
+            }
+            operationPrompt = prompt
+        case "u_AuthCtx":
             return
         case _ where key.hasPrefix("u_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecUse key")

@@ -21,15 +21,30 @@ public struct SecItemClient: Sendable {
     public let backend: any SecItemBackend
     /// The access groups this client is entitled to.
     public let accessGroups: AccessGroups
+    /// Who is asked before protected data is released: the session's lock state
+    /// and the user's presence (see ``AccessGate``).
+    public let accessAuthority: any AccessAuthority
 
-    /// Creates a client over `backend`.
+    /// Creates a client over `backend` whose authority is ``HeadlessAccessAuthority``
+    /// (never locked, nobody to ask for presence).
     /// - Parameters:
     ///   - backend: The store.
     ///   - accessGroups: The entitled groups; by default the process configuration's
     ///     (``SecItemConfiguration/process``: code, `SECITEM_ACCESS_GROUPS`, the config file).
     public init(backend: any SecItemBackend, accessGroups: AccessGroups = SecItemConfiguration.process.accessGroups) {
+        self.init(backend: backend, accessGroups: accessGroups, accessAuthority: HeadlessAccessAuthority())
+    }
+
+    /// Creates a client over `backend` with an authority for protected items.
+    /// - Parameters:
+    ///   - backend: The store.
+    ///   - accessGroups: The entitled groups.
+    ///   - accessAuthority: Who answers for the session lock and user presence. The
+    ///     `SecItem` module's process default asks logind and polkit (`SecItemPolkit`).
+    public init(backend: any SecItemBackend, accessGroups: AccessGroups, accessAuthority: any AccessAuthority) {
         self.backend = backend
         self.accessGroups = accessGroups
+        self.accessAuthority = accessAuthority
     }
 
     // MARK: Throwing API
@@ -55,9 +70,34 @@ public struct SecItemClient: Sendable {
         if case .count(0) = parsed.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
         var itemQuery = try makeQuery(parsed)
         itemQuery.returnsDataOnly = parsed.returns.data && !parsed.returns.attributes && !parsed.returns.persistentRef
-        let items = try backend.fetch(matching: itemQuery, limit: parsed.limit.fetchLimit)
+        // Skipped items must not use up the match limit: find all, cut after the check.
+        let skipping = parsed.returns.data && parsed.authenticationUI == .skip
+        var items = try backend.fetch(matching: itemQuery, limit: skipping ? nil : parsed.limit.fetchLimit)
+        if parsed.returns.data {
+            items = try releaseData(of: items, query: &itemQuery, parsed, skipping: skipping)
+        }
         guard !items.isEmpty else { throw SecItemError(errSecItemNotFound) }
         return ResultShaper.shape(items, returns: parsed.returns, asArray: parsed.limit.returnsArray)
+    }
+
+    /// The access check before data leaves the keychain (``AccessGate``). An item
+    /// whose attributes the backend did not read (the `returnsDataOnly` hint) is
+    /// read again with them: the check needs `pdmn` and `accc`.
+    private func releaseData(
+        of found: [StoredItem], query: inout ItemQuery, _ parsed: ParsedDictionary, skipping: Bool
+    ) throws(SecItemError) -> [StoredItem] {
+        var items = found
+        if query.returnsDataOnly, items.contains(where: { $0.attributes.isEmpty }) {
+            query.returnsDataOnly = false
+            items = try backend.fetch(matching: query, limit: skipping ? nil : parsed.limit.fetchLimit)
+        }
+        items = try AccessGate.release(
+            items, authenticationUI: parsed.authenticationUI, prompt: parsed.operationPrompt,
+            authority: accessAuthority)
+        if skipping, let limit = parsed.limit.fetchLimit, items.count > limit {
+            items.removeLast(items.count - limit)
+        }
+        return items
     }
 
     /// Updates every matching item (`SecItemUpdate`), atomically.

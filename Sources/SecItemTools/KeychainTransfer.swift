@@ -33,10 +33,19 @@ public enum KeychainTransfer {
     }
 
     /// The items of `backend` that `selection` takes, oldest first within each class.
+    ///
+    /// Their data leaves the keychain (an export, a migration), so they pass the
+    /// same access check as a read (``AccessGate``), once for all of them: a locked
+    /// session refuses `WhenUnlocked` items, and items needing user presence make
+    /// `authority` ask the user once.
+    /// - Parameter authority: Who is asked; by default nobody can be, so protected
+    ///   items make the call fail with `errSecInteractionNotAllowed`.
     /// - Returns: The items, and how many were left out for being `ThisDeviceOnly`.
-    public static func items(in backend: any SecItemBackend, _ selection: Selection) throws(SecItemError)
-        -> (items: [StoredItem], leftOut: Int)
-    {
+    /// - Throws: The access check's status (nothing is returned then), or the backend's.
+    public static func items(
+        in backend: any SecItemBackend, _ selection: Selection,
+        authority: any AccessAuthority = HeadlessAccessAuthority()
+    ) throws(SecItemError) -> (items: [StoredItem], leftOut: Int) {
         var out: [StoredItem] = []
         var leftOut = 0
         for itemClass in selection.classes {
@@ -60,6 +69,7 @@ public enum KeychainTransfer {
                 }
             }
         }
+        out = try AccessGate.release(out, authenticationUI: .allow, prompt: nil, authority: authority)
         return (out, leftOut)
     }
 

@@ -70,7 +70,7 @@ enum TransferVerbs {
         let client = try session.client()
         let found: (items: [StoredItem], leftOut: Int)
         do throws(SecItemError) {
-            found = try KeychainTransfer.items(in: client.backend, selection)
+            found = try KeychainTransfer.items(in: client.backend, selection, authority: client.accessAuthority)
         } catch {
             throw CommandError(error, context: "cannot read the items to export")
         }
@@ -157,7 +157,7 @@ enum TransferVerbs {
         let target = try Session.client(environment: env, backend: to)
         let items: [StoredItem]
         do throws(SecItemError) {
-            items = try KeychainTransfer.items(in: source.backend, selection).items
+            items = try KeychainTransfer.items(in: source.backend, selection, authority: source.accessAuthority).items
         } catch {
             throw CommandError(error, context: "cannot read the items from the \(from) keychain")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemPolkit
 
 /// What every verb runs with: the environment (with the config file applied by
 /// the SecItem module) and the backend asked for on the command line.
@@ -27,7 +28,9 @@ struct Session: Sendable {
         if let name { env["SECITEM_BACKEND"] = name }
         do {
             let choice = try BackendChoice.resolve(environment: env)
-            return SecItemClient(backend: choice.backend, accessGroups: choice.configuration.accessGroups)
+            return SecItemClient(
+                backend: choice.backend, accessGroups: choice.configuration.accessGroups,
+                accessAuthority: PolkitAccessAuthority.processDefault)
         } catch {
             let which = env["SECITEM_BACKEND"].map { "the \($0) backend" } ?? "the keychain"
             throw CommandError(error, context: "cannot open \(which)")

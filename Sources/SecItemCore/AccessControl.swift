@@ -1,0 +1,206 @@
+import Foundation
+
+// MARK: - The authority the core asks
+
+/// Whether the caller's login session is locked, as far as the platform says.
+public enum SessionLockState: Sendable, Hashable {
+    /// The session is unlocked, or there is no session that could be locked.
+    case unlocked
+    /// The session is locked (logind's `LockedHint`): `WhenUnlocked` items are not readable.
+    case locked
+}
+
+/// What came of asking the user to prove presence before an item's data is released.
+public enum PresenceOutcome: Sendable, Hashable {
+    /// The user authenticated: the data is released.
+    case authorized
+    /// The user dismissed the authentication dialog (`errSecUserCanceled`).
+    case dismissed
+    /// Authentication failed or policy refuses (`errSecAuthFailed`).
+    case denied
+    /// Nobody could be asked: no authentication agent, no polkit, no system bus
+    /// (`errSecInteractionNotAllowed`). The reason says which, without secrets.
+    case unavailable(reason: String)
+}
+
+/// What the core asks before it releases an item's data: the lock state of the
+/// caller's session, and the user's proof of presence.
+///
+/// The core decides which items need what (``AccessRequirement``) and what each
+/// answer means (``AccessGate``); an authority only answers. It never sees an
+/// item's data. ``SecItemClient`` holds one; the `SecItem` module gives the
+/// global functions one that asks logind and polkit on the system bus
+/// (`SecItemPolkit`), and ``HeadlessAccessAuthority`` is the answer of a machine
+/// with neither.
+///
+/// Rules a conforming type keeps:
+/// - ``sessionLockState()`` is called on every read of a `WhenUnlocked` item's
+///   data, so it must be cheap (a cached value kept current by change signals,
+///   not a round trip per call), and must not block.
+/// - ``authorizeUserPresence(prompt:)`` may block for as long as the user takes;
+///   it is called at most once per keychain call, never with a lock held.
+/// - Both are safe to call from any thread.
+public protocol AccessAuthority: Sendable {
+    /// The caller's session lock state now.
+    func sessionLockState() -> SessionLockState
+
+    /// Asks the user to prove presence (password, fingerprint) to read protected items.
+    /// - Parameter prompt: `kSecUseOperationPrompt`, shown by the authentication
+    ///   dialog where the platform lets the caller set it; `nil` for the default message.
+    func authorizeUserPresence(prompt: String?) -> PresenceOutcome
+}
+
+/// The authority of a machine without a session manager or a policy authority:
+/// the session counts as unlocked (there is nothing to lock), and nobody can be
+/// asked for presence, so user-presence items cannot be read.
+///
+/// The default of a ``SecItemClient`` built in code; headless servers and
+/// containers behave like this whatever authority they have.
+public struct HeadlessAccessAuthority: AccessAuthority {
+    /// Creates the authority.
+    public init() {}
+
+    public func sessionLockState() -> SessionLockState { .unlocked }
+
+    public func authorizeUserPresence(prompt: String?) -> PresenceOutcome {
+        .unavailable(reason: "this keychain client has no authority that can ask the user (no polkit configured)")
+    }
+}
+
+// MARK: - What an item needs
+
+/// `SecAccessControlCreateFlags`, Apple's bit values, as stored in an item's
+/// access control (`kSecAttrAccessControl`, `accc`).
+public struct AccessControlFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    public static let userPresence = AccessControlFlags(rawValue: 1 << 0)
+    public static let biometryAny = AccessControlFlags(rawValue: 1 << 1)
+    public static let biometryCurrentSet = AccessControlFlags(rawValue: 1 << 3)
+    public static let devicePasscode = AccessControlFlags(rawValue: 1 << 4)
+    public static let watch = AccessControlFlags(rawValue: 1 << 5)
+    public static let or = AccessControlFlags(rawValue: 1 << 14)
+    public static let and = AccessControlFlags(rawValue: 1 << 15)
+    public static let privateKeyUsage = AccessControlFlags(rawValue: 1 << 30)
+    public static let applicationPassword = AccessControlFlags(rawValue: 1 << 31)
+
+    /// The flags that on Apple platforms make reading the item's data ask the
+    /// user; here each is one polkit authorization (there is one mechanism, so
+    /// `.or` and `.and` of them ask once).
+    public static let asksUser: AccessControlFlags = [
+        .userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .watch, .applicationPassword,
+    ]
+}
+
+/// What reading an item's data needs, from its stored `pdmn` and `accc`.
+public struct AccessRequirement: Sendable, Hashable {
+    /// The session must be unlocked: `kSecAttrAccessibleWhenUnlocked`,
+    /// `…WhenUnlockedThisDeviceOnly`, `…WhenPasscodeSetThisDeviceOnly`.
+    public var unlockedSession: Bool
+    /// The user must prove presence: the access control has a flag of ``AccessControlFlags/asksUser``.
+    public var userPresence: Bool
+
+    /// The accessibility classes bound to the session lock.
+    public static let whenUnlockedClasses: Set<String> = ["ak", "aku", "akpu"]
+
+    /// The requirement of a stored item. An item without `pdmn` (written by
+    /// another program) counts as `WhenUnlocked`, the default of `SecItemAdd`.
+    public init(_ item: StoredItem) {
+        let protection: String
+        if case .string(let value)? = item.attributes["pdmn"] { protection = value } else { protection = "ak" }
+        let flags = Self.flags(item.attributes["accc"])
+        unlockedSession = Self.whenUnlockedClasses.contains(protection)
+        userPresence = !flags.intersection(.asksUser).isEmpty
+    }
+
+    /// The access-control flags an `accc` value holds: the flags as a number, or
+    /// a `SecAccessControl`'s stored form `"<pdmn>;<flags>"`.
+    public static func flags(_ value: AttributeValue?) -> AccessControlFlags {
+        switch value {
+        case .number(let n)?:
+            return AccessControlFlags(rawValue: UInt(truncatingIfNeeded: n))
+        case .string(let s)?:
+            return flags(text: Substring(s))
+        case .data(let d)?:
+            return flags(text: Substring(String(decoding: d, as: UTF8.self)))
+        default:
+            return []
+        }
+    }
+
+    private static func flags(text: Substring) -> AccessControlFlags {
+        let number = text.split(separator: ";").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard let raw = UInt(number) else { return [] }
+        return AccessControlFlags(rawValue: raw)
+    }
+}
+
+// MARK: - The check every data-returning path goes through
+
+/// `kSecUseAuthenticationUI`: what a search does with items that would ask the user.
+public enum AuthenticationUI: Sendable, Hashable {
+    /// `kSecUseAuthenticationUIAllow` (the default): ask.
+    case allow
+    /// `kSecUseAuthenticationUIFail`: fail with `errSecInteractionNotAllowed` without asking.
+    case fail
+    /// `kSecUseAuthenticationUISkip`: leave such items out of the results, silently.
+    case skip
+}
+
+/// The one place where an item's data is released or withheld. Every path that
+/// returns secrets goes through ``release(_:authenticationUI:prompt:authority:)``:
+/// `SecItemCopyMatching` with `kSecReturnData` (any match limit, by attributes
+/// or by persistent reference), the typed layer and the CLI (which call it),
+/// and export (which calls it directly).
+public enum AccessGate {
+    /// Checks `items` before their data is returned.
+    ///
+    /// 1. An item bound to the session lock, while the session is locked →
+    ///    `errSecInteractionNotAllowed` (no dialog can help; as Apple's locked device).
+    /// 2. Items needing presence: with ``AuthenticationUI/skip`` they are left out;
+    ///    with ``AuthenticationUI/fail`` → `errSecInteractionNotAllowed`; otherwise
+    ///    the authority is asked once for all of them: authorized → released;
+    ///    dismissed → `errSecUserCanceled`; denied → `errSecAuthFailed`;
+    ///    nobody to ask → `errSecInteractionNotAllowed` with the reason.
+    ///
+    /// - Returns: The items whose data may be returned, in order (fewer only with `.skip`).
+    /// - Throws: ``SecItemError`` as above; nothing is returned then.
+    public static func release(
+        _ items: [StoredItem], authenticationUI: AuthenticationUI, prompt: String?, authority: any AccessAuthority
+    ) throws(SecItemError) -> [StoredItem] {
+        var released = items
+        if authenticationUI == .skip {
+            released.removeAll { AccessRequirement($0).userPresence }
+        }
+        var needsPresence = false
+        var needsUnlock = false
+        for item in released {
+            let requirement = AccessRequirement(item)
+            needsUnlock = needsUnlock || requirement.unlockedSession
+            needsPresence = needsPresence || requirement.userPresence
+        }
+        if needsUnlock, authority.sessionLockState() == .locked {
+            throw SecItemError(
+                errSecInteractionNotAllowed,
+                "the session is locked (logind LockedHint) and an item found is kSecAttrAccessibleWhenUnlocked; unlock the session, or store it AfterFirstUnlock"
+            )
+        }
+        guard needsPresence else { return released }
+        if authenticationUI == .fail {
+            throw SecItemError(
+                errSecInteractionNotAllowed,
+                "an item found requires user presence and kSecUseAuthenticationUI is kSecUseAuthenticationUIFail")
+        }
+        switch authority.authorizeUserPresence(prompt: prompt) {
+        case .authorized:
+            return released
+        case .dismissed:
+            throw SecItemError(errSecUserCanceled, "the user dismissed the authentication dialog")
+        case .denied:
+            throw SecItemError(errSecAuthFailed, "polkit did not authorize reading the protected item")
+        case .unavailable(let reason):
+            throw SecItemError(errSecInteractionNotAllowed, "the item requires user presence, but \(reason)")
+        }
+    }
+}
