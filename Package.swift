@@ -186,7 +186,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AccessControlTests",
-            dependencies: ["SecItem", "SecItemPolkit", "SecItemMemory", "SecItemSQLite", "SecItemSecretService"],
+            dependencies: [
+                "SecItem", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
+            ],
             path: "Tests/AccessControlTests"
         ),
         .testTarget(

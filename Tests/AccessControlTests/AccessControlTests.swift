@@ -2,6 +2,7 @@ import Testing
 import SecItem
 import SecItemPolkit
 import SecItemMemory
+import SecItemTools
 import Foundation
 
 /// User presence through polkit and accessibility bound to logind's session
