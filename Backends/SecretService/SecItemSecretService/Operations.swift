@@ -13,8 +13,6 @@ struct Operations {
     /// this many items are found; beyond that only the survivors' are read.
     static let prefetchLimit = 16
 
-    /// The id of an item whose attributes were not read (``secretOnly(of:holding:)``).
-    private static let unreadID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// The items matching `query`, oldest first (creation date, then UUID).
     func find(_ query: ItemQuery, limit: Int?, loadSecrets: Bool) throws(SecItemError) -> [FoundItem] {
@@ -86,8 +84,9 @@ struct Operations {
     ///   than `GetAll`) and its secret, sent at once, used only if the attributes
     ///   still make it this store's holder of the key;
     /// - else a search by the key's hash, which finds exactly this store's holders
-    ///   of the key (``ItemCodec/primaryKeyHash(_:namespace:)``), and the one
-    ///   holder's secret: the two messages of raw libsecret's lookup.
+    ///   of the key (``ItemCodec/primaryKeyHash(_:namespace:)``), then the one
+    ///   holder's attributes (one `Get`) and secret in one round trip, as above:
+    ///   the core's access check needs the item's `pdmn` and `accc`.
     ///
     /// `nil` when anything is unusual (no holder in a locked collection, two
     /// holders while an add settles, a locked or vanished item, an empty secret
@@ -103,10 +102,11 @@ struct Operations {
         guard search.paths.count == 1, let path = search.paths.first else {
             return search.paths.isEmpty && !search.locked ? [] : nil
         }
-        guard let data = try session.secrets([path])[path], !data.isEmpty else { return nil }
+        // The holder's attributes come with its secret (one round trip, as the
+        // remembered path): the core's access check needs its pdmn and accc.
+        guard let found = try secret(ofHolder: key, hash: hash, at: path) else { return nil }
         session.rememberHolder(hash, at: path)
-        let item = StoredItem(itemClass: itemClass, id: Self.unreadID, attributes: [:], data: data)
-        return [FoundItem(path: path, attributes: [:], label: "", item: item)]
+        return [found]
     }
 
     /// The item at `path` with its secret, read in one round trip, if its
