@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "AccessControlTests",
             dependencies: [
-                "SecItem", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
+                "SecItem", "SecItemCore", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
             ],
             path: "Tests/AccessControlTests"
         ),

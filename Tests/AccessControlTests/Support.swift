@@ -1,5 +1,6 @@
 import Testing
 import SecItem
+import SecItemCore
 import SecItemPolkit
 import SecItemMemory
 import SecItemSQLite
