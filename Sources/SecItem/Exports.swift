@@ -11,6 +11,7 @@
 
 // MARK: Backend.swift
 @_exported public import protocol SecItemCore.SecItemBackend
+@_exported public import protocol SecItemCore.SecItemBatchAdding
 
 // MARK: Constants.swift
 @_exported public import var SecItemCore.kSecClass

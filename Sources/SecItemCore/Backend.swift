@@ -77,3 +77,49 @@ public func checkUpdateCollisions(
         }
     }
 }
+
+// MARK: Adding many items at once
+
+extension SecItemBackend {
+    /// Adds every item of `items`, or none: the batch primitive `secitem import`
+    /// and `migrate` use.
+    ///
+    /// This default adds the items one by one and, when one fails, deletes the ones
+    /// it added (by identity) before rethrowing, so a *failure* leaves the store as
+    /// it was. A *crash* part-way leaves the items added so far; a backend that can
+    /// do better implements ``addAll(_:progress:)`` itself (the file backend runs
+    /// the whole batch in one SQLite transaction: all or nothing across a SIGKILL).
+    /// - Parameter progress: Called with the number of items added so far.
+    /// - Throws: The first error; `errSecDuplicateItem` when an item's primary key
+    ///   is taken (in the store or earlier in the batch).
+    public func addAllOneByOne(_ items: [StoredItem], progress: (Int) -> Void) throws(SecItemError) {
+        var added: [StoredItem] = []
+        do throws(SecItemError) {
+            for item in items {
+                try add(item)
+                added.append(item)
+                progress(added.count)
+            }
+        } catch {
+            for item in added.reversed() {
+                _ = try? delete(
+                    matching: ItemQuery(
+                        itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: [item.accessGroup],
+                        synchronizable: .any))
+            }
+            throw error
+        }
+    }
+}
+
+/// A backend that adds a batch of items atomically — all or none, even when the
+/// process dies part-way (for example one database transaction).
+///
+/// Optional: `KeychainTransfer` (import, migrate) uses it when the target
+/// conforms and falls back to ``SecItemBackend/addAllOneByOne(_:progress:)``,
+/// which undoes a failure but not a crash, otherwise.
+public protocol SecItemBatchAdding: SecItemBackend {
+    /// Adds every item of `items` in one atomic step, or throws having added none.
+    /// - Parameter progress: Called with the number of items added so far (before the commit).
+    func addAll(_ items: [StoredItem], progress: (Int) -> Void) throws(SecItemError)
+}

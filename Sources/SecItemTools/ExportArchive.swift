@@ -26,25 +26,55 @@ public enum ExportArchive {
 
     // MARK: Writing
 
+    /// The scrypt cost of new encrypted archives: N = 2^17, r = 8, p = 1 (128 MiB,
+    /// about half a second). An archive travels and can be attacked offline, so it
+    /// costs 4× the file backend's default. Stored in the archive: older archives
+    /// (N = 2^15) still open.
+    static let scryptParameters = ScryptParameters(logN: 17, r: 8, p: 1)
+
+    /// The shortest export passphrase accepted, in characters.
+    public static let minimumPassphraseLength = 12
+
+    /// Throws `errSecParam` when `passphrase` is shorter than ``minimumPassphraseLength``.
+    public static func checkPassphrase(_ passphrase: String) throws(SecItemError) {
+        guard passphrase.count >= minimumPassphraseLength else {
+            throw SecItemError(
+                errSecParam,
+                "the export passphrase has \(passphrase.count) characters; an export archive can be attacked offline, so it needs at least \(minimumPassphraseLength)")
+        }
+    }
+
     /// Writes `items` to a new file at `path`, encrypted with `passphrase`, or in
-    /// clear JSON when `passphrase` is `nil`. The file appears only when complete.
-    /// - Throws: `errSecParam` when `path` exists; `errSecIO` when it cannot be written.
+    /// clear JSON when `passphrase` is `nil`. The file appears only when complete,
+    /// and never replaces one: it is written in a private (0700) directory beside
+    /// `path`, every file in it created 0600 with `O_EXCL` from its first byte, and
+    /// hard-linked to `path`, which fails when anything — even a file created a
+    /// moment ago by someone else — is there.
+    /// - Throws: `errSecParam` when `path` exists or the passphrase is too short;
+    ///   `errSecIO` when it cannot be written.
     public static func write(
         _ items: [StoredItem], to path: String, passphrase: String?, progress: (Int) -> Void = { _ in }
     ) throws(SecItemError) {
-        guard !FileManager.default.fileExists(atPath: path) else {
+        if let passphrase { try checkPassphrase(passphrase) }
+        var st = stat()
+        guard lstat(path, &st) != 0 else {
             throw SecItemError(errSecParam, "\(path) already exists; remove it or choose another name")
         }
-        let temporary = path + ".partial-\(UUID().uuidString.prefix(8))"
-        defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
+        let parent = (path as NSString).deletingLastPathComponent
+        var template = Array(((parent.isEmpty ? "." : parent) + "/.secitem-export-XXXXXX").utf8CString)
+        guard let directory = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) })
+        else {
+            throw SecItemError(errSecIO, "cannot create a private directory beside \(path): \(String(cString: strerror(errno)))")
         }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let temporary = directory + "/archive"
         let manifest = Manifest(
             format: format, version: version, count: items.count,
             accessGroups: Array(Set(items.map(\.accessGroup))).sorted(), created: Date())
         if let passphrase {
             let backend = try SQLiteBackend(
-                configuration: SQLiteBackend.Configuration(path: temporary, keySource: .passphrase(passphrase)))
+                configuration: SQLiteBackend.Configuration(
+                    path: temporary, keySource: .passphrase(passphrase), scryptParameters: scryptParameters))
             do throws(SecItemError) {
                 for (index, item) in items.enumerated() {
                     try backend.add(item)
@@ -60,15 +90,42 @@ public enum ExportArchive {
             let document = PlainDocument(manifest: manifest, items: items.map(PlainItem.init))
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            guard let data = try? encoder.encode(document),
-                FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600])
-            else {
-                throw SecItemError(errSecIO, "cannot write \(temporary)")
-            }
+            guard var data = try? encoder.encode(document) else { throw SecItemError(errSecIO, "cannot encode the export") }
+            defer { data.resetBytes(in: 0..<data.count) }
+            try writeNew(temporary, data)
             progress(items.count)
         }
-        guard rename(temporary, path) == 0 else {
-            throw SecItemError(errSecIO, "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+        guard link(temporary, path) == 0 else {
+            let code = errno
+            if code == EEXIST {
+                throw SecItemError(errSecParam, "\(path) appeared while the export was written; it was left alone and nothing was exported")
+            }
+            throw SecItemError(errSecIO, "cannot create \(path): \(String(cString: strerror(code)))")
+        }
+        let dirFD = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            fsync(dirFD)
+            close(dirFD)
+        }
+    }
+
+    /// Creates `path` (0600, `O_EXCL`: it must not exist) and writes and syncs `data`.
+    static func writeNew(_ path: String, _ data: Data) throws(SecItemError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw SecItemError(errSecIO, "cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let failed = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return true }
+                offset += n
+            }
+            return false
+        }
+        guard !failed, fsync(fd) == 0 else {
+            throw SecItemError(errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))")
         }
     }
 

@@ -38,13 +38,19 @@ public enum KeychainTransfer {
     /// same access check as a read (``AccessGate``), once for all of them: a locked
     /// session refuses `WhenUnlocked` items, and items needing user presence make
     /// `authority` ask the user once.
-    /// - Parameter authority: Who is asked; by default nobody can be, so protected
-    ///   items make the call fail with `errSecInteractionNotAllowed`.
+    ///
+    /// Damaged rows are skipped by every search; a class whose only candidates are
+    /// damaged fails with `errSecDecode`, unless `skippingDamaged` (the caller has
+    /// reported ``damagedRows(in:)`` and chose to go on).
+    /// - Parameters:
+    ///   - authority: Who is asked; by default nobody can be, so protected
+    ///     items make the call fail with `errSecInteractionNotAllowed`.
+    ///   - skippingDamaged: Go on past classes whose only candidates are damaged.
     /// - Returns: The items, and how many were left out for being `ThisDeviceOnly`.
     /// - Throws: The access check's status (nothing is returned then), or the backend's.
     public static func items(
         in backend: any SecItemBackend, _ selection: Selection,
-        authority: any AccessAuthority = HeadlessAccessAuthority()
+        authority: any AccessAuthority = HeadlessAccessAuthority(), skippingDamaged: Bool = false
     ) throws(SecItemError) -> (items: [StoredItem], leftOut: Int) {
         var out: [StoredItem] = []
         var leftOut = 0
@@ -61,7 +67,13 @@ public enum KeychainTransfer {
             guard valid else { continue }
             let query = ItemQuery(
                 itemClass: itemClass, attributes: attributes, accessGroups: selection.accessGroups, synchronizable: .any)
-            for item in try backend.fetch(matching: query, limit: nil) {
+            let found: [StoredItem]
+            do throws(SecItemError) {
+                found = try backend.fetch(matching: query, limit: nil)
+            } catch SecItemError.decode where skippingDamaged {
+                continue
+            }
+            for item in found {
                 if !selection.includeThisDeviceOnly && isThisDeviceOnly(item) {
                     leftOut += 1
                 } else {
@@ -96,14 +108,26 @@ public enum KeychainTransfer {
     /// Adds `items` to `target` as they are, then reads each back and compares.
     ///
     /// Nothing is added when any item's primary key is already taken in `target`
-    /// (`errSecDuplicateItem`, naming how many). If an add or a check fails part-way,
-    /// the items added so far are deleted again and the error says how far it got.
-    /// - Parameter progress: Called with the number of items done.
+    /// (`errSecDuplicateItem`, naming how many, and how many of those are these very
+    /// items — the trace of an interrupted import or migration — which `resume`
+    /// skips). The adds are one batch: on a backend that adopts
+    /// ``SecItemBatchAdding`` (the file backend) one transaction, all or nothing
+    /// even across a crash; elsewhere one by one, undone on failure
+    /// (``SecItemBackend/addAllOneByOne(_:progress:)``). If a read-back check fails,
+    /// every item added is deleted again and the error says how far it got.
+    /// - Parameters:
+    ///   - resume: Skip items already in `target` with the same identity and contents.
+    ///   - progress: Called with the number of items done.
+    /// - Returns: The number of items added (fewer than `items.count` only with `resume`).
+    @discardableResult
     public static func copy(
-        _ items: [StoredItem], into target: any SecItemBackend, progress: (Int) -> Void = { _ in }
-    ) throws(SecItemError) {
+        _ items: [StoredItem], into target: any SecItemBackend, resume: Bool = false, progress: (Int) -> Void = { _ in }
+    ) throws(SecItemError) -> Int {
+        for item in items { try ItemLimits.check(item) }
         let groups = Set(items.map(\.accessGroup))
         var taken = 0
+        var ours = 0
+        var pending: [StoredItem] = []
         for item in items {
             var attributes: [String: AttributeValue] = [:]
             for key in item.itemClass.primaryKeyAttributes {
@@ -114,37 +138,62 @@ public enum KeychainTransfer {
             let query = ItemQuery(
                 itemClass: item.itemClass, attributes: attributes, accessGroups: [item.accessGroup], synchronizable: .any)
             let existing = try target.fetch(matching: query, limit: nil)
-            if existing.contains(where: { $0.primaryKey == item.primaryKey }) { taken += 1 }
-        }
-        if taken > 0 {
-            throw SecItemError(
-                errSecDuplicateItem, "\(taken) of \(items.count) items already exist in the \(target.name) keychain; nothing was copied")
-        }
-        var added: [StoredItem] = []
-        do throws(SecItemError) {
-            for (index, item) in items.enumerated() {
-                try target.add(item)
-                added.append(item)
-                let back = try target.fetch(
-                    matching: ItemQuery(
-                        itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: groups, synchronizable: .any),
-                    limit: 1)
-                guard let copy = back.first, same(copy, item) else {
-                    throw SecItemError(errSecIO, "item \(index + 1) did not read back identically from the \(target.name) keychain")
-                }
-                progress(index + 1)
+            if let holder = existing.first(where: { $0.primaryKey == item.primaryKey }) {
+                taken += 1
+                if same(holder, item) { ours += 1 }
+            } else {
+                pending.append(item)
             }
-        } catch {
-            var undone = 0
-            for item in added.reversed() {
-                let query = ItemQuery(
-                    itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: groups, synchronizable: .any)
-                undone += (try? target.delete(matching: query)) ?? 0
-            }
-            var failure = error
-            failure.detail = "\(error.detail ?? error.message) (after \(added.count) of \(items.count) items were copied; \(undone) removed again)"
-            throw failure
         }
+        if taken > 0 && !(resume && taken == ours) {
+            var message = "\(taken) of \(items.count) items already exist in the \(target.name) keychain; nothing was copied"
+            if ours > 0 {
+                message += ". \(ours) of them are these very items (same identity and contents): the trace of an interrupted run; "
+                    + (ours == taken ? "run again with --resume to add the other \(items.count - taken)" : "remove the others first")
+            }
+            throw SecItemError(errSecDuplicateItem, message)
+        }
+        let skipped = items.count - pending.count
+        if let batch = target as? any SecItemBatchAdding {
+            try batch.addAll(pending) { progress(skipped + $0) }
+        } else {
+            try target.addAllOneByOne(pending) { progress(skipped + $0) }
+        }
+        for (index, item) in pending.enumerated() {
+            let back = try? target.fetch(
+                matching: ItemQuery(
+                    itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: groups, synchronizable: .any),
+                limit: 1)
+            guard let copy = back?.first, same(copy, item) else {
+                let undone = undo(pending, in: target)
+                throw SecItemError(
+                    errSecIO,
+                    "item \(skipped + index + 1) did not read back identically from the \(target.name) keychain "
+                        + "(after \(pending.count) of \(items.count) items were copied; \(undone) removed again)")
+            }
+        }
+        return pending.count
+    }
+
+    /// Deletes `items` by identity, ignoring failures; returns how many went.
+    private static func undo(_ items: [StoredItem], in target: any SecItemBackend) -> Int {
+        var undone = 0
+        for item in items.reversed() {
+            undone += (try? target.delete(
+                matching: ItemQuery(
+                    itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: [item.accessGroup],
+                    synchronizable: .any))) ?? 0
+        }
+        return undone
+    }
+
+    /// The rows of `backend` that cannot be read (damaged or tampered), one line
+    /// each — row, class, identity, reason, never contents. Searches skip such rows,
+    /// so an export, migration or dump that trusted them alone would lose items
+    /// silently. Only the file backend can tell; others return none.
+    public static func damagedRows(in backend: any SecItemBackend) throws(SecItemError) -> [String] {
+        guard let file = backend as? SQLiteBackend else { return [] }
+        return try file.verify().map(\.description)
     }
 
     /// Deletes `items` (by identity) from `source`.

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemTools
 
 /// dump-keychain: every item's attributes; the secrets only with -d and a confirmation.
 enum DumpVerb {
@@ -14,6 +15,7 @@ enum DumpVerb {
         options: [
             OptionSpec("data", short: "d", .flag, help: "Also print each item's data (asks for confirmation)."),
             OptionSpec("yes", long: "yes", .flag, help: "Do not ask for confirmation before printing data."),
+            TransferVerbs.skipDamagedOption,
         ]
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
@@ -24,6 +26,12 @@ enum DumpVerb {
             }
         }
         let client = try session.client()
+        let damaged: [String]
+        do throws(SecItemError) {
+            damaged = try KeychainTransfer.damagedRows(in: client.backend)
+        } catch {
+            throw CommandError(error, context: "cannot check the keychain for damaged rows")
+        }
         for itemClass in [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassCertificate, kSecClassKey] {
             var query: [String: Any] = [
                 kSecClass: itemClass, kSecMatchLimit: kSecMatchLimitAll,
@@ -35,6 +43,8 @@ enum DumpVerb {
                 items = try client.copyMatchingItems(query) as? [[String: Any]] ?? []
             } catch SecItemError.itemNotFound {
                 continue
+            } catch SecItemError.decode where !damaged.isEmpty {
+                continue  // only damaged candidates in this class: reported below
             } catch {
                 throw CommandError(error, context: "cannot list the \(itemClass) items")
             }
@@ -43,6 +53,14 @@ enum DumpVerb {
                 if withData {
                     Console.write("data:\n\(ItemFormat.quoted(item[kSecValueData] as? Data ?? Data()))\n")
                 }
+            }
+        }
+        // After the readable items, so they are all printed; then the damage, and a failing status.
+        if !damaged.isEmpty {
+            Console.error("secitem dump-keychain: \(damaged.count) damaged rows could not be read:\n")
+            for line in damaged { Console.error("  \(line)\n") }
+            if !args.has("skipDamaged") {
+                throw CommandError(.failure, "\(damaged.count) damaged rows are missing from the listing (--skip-damaged exits 0 anyway)")
             }
         }
     }

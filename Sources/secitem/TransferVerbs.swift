@@ -38,6 +38,30 @@ enum TransferVerbs {
         return selection
     }
 
+    static let skipDamagedOption = OptionSpec(
+        "skipDamaged", long: "skip-damaged", .flag,
+        help: "Go on when the source has damaged rows (listed on stderr, left behind); without it they make the verb fail.")
+
+    /// Fails (status 1) when `backend` has damaged rows, listing their identities
+    /// (never contents) on stderr; with --skip-damaged only warns.
+    static func checkDamaged(_ backend: any SecItemBackend, _ args: ParsedArguments, verb: String) throws(CommandError) {
+        let damaged: [String]
+        do throws(SecItemError) {
+            damaged = try KeychainTransfer.damagedRows(in: backend)
+        } catch {
+            throw CommandError(error, context: "cannot check the \(backend.name) keychain for damaged rows")
+        }
+        guard !damaged.isEmpty else { return }
+        Console.error("secitem \(verb): the \(backend.name) keychain has \(damaged.count) damaged rows that cannot be read:\n")
+        for line in damaged { Console.error("  \(line)\n") }
+        guard args.has("skipDamaged") else {
+            throw CommandError(
+                .failure,
+                "\(damaged.count) damaged rows would be left out; nothing done (--skip-damaged goes on without them; `secitem verify` lists them)")
+        }
+        Console.error("secitem \(verb): going on without them (--skip-damaged)\n")
+    }
+
     static func passphrase(_ environment: [String: String], confirm: Bool) throws(CommandError) -> String {
         if let value = environment["SECITEM_EXPORT_PASSPHRASE"], !value.isEmpty { return value }
         let data = try Console.readSecret(
@@ -61,6 +85,7 @@ enum TransferVerbs {
         options: [
             OptionSpec("output", short: "o", long: "output", valueName: "file", help: "The file to write (must not exist)."),
             OptionSpec("plaintext", long: "plaintext", .flag, help: "Write clear JSON, not encrypted: anyone who reads the file reads the secrets."),
+            skipDamagedOption,
         ] + selectionOptions
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
@@ -68,13 +93,21 @@ enum TransferVerbs {
         let env = session.effectiveEnvironment
         let selection = try selection(args, environment: env)
         let client = try session.client()
+        try checkDamaged(client.backend, args, verb: "export")
         let found: (items: [StoredItem], leftOut: Int)
         do throws(SecItemError) {
-            found = try KeychainTransfer.items(in: client.backend, selection, authority: client.accessAuthority)
+            found = try KeychainTransfer.items(in: client.backend, selection, authority: client.accessAuthority, skippingDamaged: args.has("skipDamaged"))
         } catch {
             throw CommandError(error, context: "cannot read the items to export")
         }
         let secret = args.has("plaintext") ? nil : try passphrase(env, confirm: true)
+        if let secret {
+            do throws(SecItemError) {
+                try ExportArchive.checkPassphrase(secret)
+            } catch {
+                throw CommandError(error, context: "cannot export")
+            }
+        }
         var progress = Progress("export", total: found.items.count)
         do throws(SecItemError) {
             try ExportArchive.write(found.items, to: output, passphrase: secret) { progress.update($0) }
@@ -91,20 +124,35 @@ enum TransferVerbs {
 
     static let importVerb = Verb(
         "import", summary: "Add every item of an export file to the keychain.",
-        synopsis: "--input FILE",
+        synopsis: "--input FILE [--plaintext] [--resume]",
         discussion: """
             The whole file is read and checked first: a wrong passphrase (status 51), or a damaged,
-            truncated or foreign file (status 1), imports nothing. Items are added as they were
-            exported (attributes, data, persistent reference) and each is read back and compared. If
-            any item already exists, nothing is imported (status 45). The passphrase comes from
-            SECITEM_EXPORT_PASSPHRASE, a prompt, or standard input.
+            truncated or foreign file (status 1), imports nothing. A plaintext (JSON) export is imported
+            only with --plaintext: anyone could have written one. Items are added as they were exported
+            (attributes, data, persistent reference) in one batch — on the file backend one transaction,
+            all or nothing even if the process is killed; elsewhere undone on failure — and each is read
+            back and compared. If any item already exists, nothing is imported (status 45); when those
+            are this file's own items (an import that was killed part-way on the Secret Service),
+            --resume adds the rest. The passphrase comes from SECITEM_EXPORT_PASSPHRASE, a prompt, or
+            standard input.
             """,
         options: [
             OptionSpec("input", short: "i", long: "input", valueName: "file", help: "The export file to read."),
+            OptionSpec("plaintext", long: "plaintext", .flag, help: "Accept a plaintext (JSON) export file."),
+            OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted import: skip items already there with the same identity and contents."),
         ]
     ) { (session: Session) throws(CommandError) in
         guard let input = session.arguments.value("input") else { throw CommandError(.usage, "--input FILE is required") }
         let env = session.effectiveEnvironment
+        do throws(SecItemError) {
+            if try !ExportArchive.isEncrypted(input) && !session.arguments.has("plaintext") {
+                throw SecItemError(
+                    errSecDecode,
+                    "it is a plaintext (JSON) export, not an encrypted one; anyone who could write it chose its items. Give --plaintext to import it anyway")
+            }
+        } catch {
+            throw CommandError(error, context: "cannot read \(input)")
+        }
         let items: [StoredItem]
         do throws(SecItemError) {
             items = try ExportArchive.read(from: input) { () throws(SecItemError) in
@@ -119,14 +167,16 @@ enum TransferVerbs {
         }
         let client = try session.client()
         var progress = Progress("import", total: items.count)
+        let added: Int
         do throws(SecItemError) {
-            try KeychainTransfer.copy(items, into: client.backend) { progress.update($0) }
+            added = try KeychainTransfer.copy(items, into: client.backend, resume: session.arguments.has("resume")) { progress.update($0) }
         } catch {
             progress.finish()
             throw CommandError(error, context: "cannot import into the \(client.backend.name) keychain")
         }
         progress.finish()
-        Console.error("imported \(items.count) items into the \(client.backend.name) keychain\n")
+        let resumed = added < items.count ? " (\(items.count - added) were already there from an interrupted import)" : ""
+        Console.error("imported \(added) items into the \(client.backend.name) keychain\(resumed)\n")
     }
 
     static let migrate = Verb(
@@ -137,12 +187,16 @@ enum TransferVerbs {
             read back from the target and compared. Only when every item is verified does --move delete
             them from the source. If any item already exists in the target nothing is copied (status 45);
             a failure part-way removes what was copied, leaves the source untouched and says how far it got.
-            ThisDeviceOnly items are migrated too (they stay on this device).
+            ThisDeviceOnly items are migrated too (they stay on this device). --move to the memory
+            backend is refused: it lives only as long as this process. Damaged rows in the source make
+            migrate fail unless --skip-damaged is given.
             """,
         options: [
             OptionSpec("from", long: "from", valueName: "backend", help: "The source: file, secret-service or memory."),
             OptionSpec("to", long: "to", valueName: "backend", help: "The target: file, secret-service or memory."),
             OptionSpec("move", long: "move", .flag, help: "Delete the items from the source once all are verified in the target."),
+            OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted migration: skip items already in the target with the same identity and contents."),
+            skipDamagedOption,
         ] + selectionOptions.filter { $0.key != "thisDevice" }
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
@@ -150,20 +204,26 @@ enum TransferVerbs {
             throw CommandError(.usage, "--from and --to are required")
         }
         guard from != to else { throw CommandError(.usage, "--from and --to name the same backend") }
+        if args.has("move") && to == "memory" {
+            throw CommandError(
+                .usage,
+                "--move to the memory backend would lose the items: it lives only as long as this process; nothing done")
+        }
         let env = session.environment
         var selection = try selection(args, environment: env)
         selection.includeThisDeviceOnly = true
         let source = try Session.client(environment: env, backend: from)
         let target = try Session.client(environment: env, backend: to)
+        try checkDamaged(source.backend, args, verb: "migrate")
         let items: [StoredItem]
         do throws(SecItemError) {
-            items = try KeychainTransfer.items(in: source.backend, selection, authority: source.accessAuthority).items
+            items = try KeychainTransfer.items(in: source.backend, selection, authority: source.accessAuthority, skippingDamaged: args.has("skipDamaged")).items
         } catch {
             throw CommandError(error, context: "cannot read the items from the \(from) keychain")
         }
         var progress = Progress("migrate", total: items.count)
         do throws(SecItemError) {
-            try KeychainTransfer.copy(items, into: target.backend) { progress.update($0) }
+            try KeychainTransfer.copy(items, into: target.backend, resume: args.has("resume")) { progress.update($0) }
         } catch {
             progress.finish()
             throw CommandError(error, context: "cannot copy from \(from) to \(to); the \(from) keychain is unchanged")

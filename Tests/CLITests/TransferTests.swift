@@ -30,7 +30,7 @@ struct TransferTests {
         defer { source.remove(); target.remove() }
         try Self.fill(source)
         let file = source.root.appendingPathComponent("items.secitem").path
-        let pass: [String: String?] = ["SECITEM_EXPORT_PASSPHRASE": "export-pass-1"]
+        let pass: [String: String?] = ["SECITEM_EXPORT_PASSPHRASE": "export-pass-1-long"]
         let export = try source.run(["export", "--output", file], environment: pass)
         #expect(export.status == 0, "\(export.stderr)")
         #expect(export.stderr.contains("exported 2 items"))
@@ -53,13 +53,13 @@ struct TransferTests {
         defer { source.remove(); target.remove() }
         try Self.fill(source)
         let file = source.root.appendingPathComponent("items.secitem").path
-        #expect(try source.run(["export", "--output", file], environment: ["SECITEM_EXPORT_PASSPHRASE": "right"]).status == 0)
-        let wrong = try target.run(["import", "--input", file], environment: ["SECITEM_EXPORT_PASSPHRASE": "wrong"])
+        #expect(try source.run(["export", "--output", file], environment: ["SECITEM_EXPORT_PASSPHRASE": "right-passphrase"]).status == 0)
+        let wrong = try target.run(["import", "--input", file], environment: ["SECITEM_EXPORT_PASSPHRASE": "wrong-passphrase"])
         #expect(wrong.status == 51)
-        #expect(!wrong.stderr.contains("right") && !wrong.stderr.contains("wrong\n"))
+        #expect(!wrong.stderr.contains("right-passphrase") && !wrong.stderr.contains("wrong-passphrase"))
         #expect(try target.run(["dump-keychain"]).stdout.isEmpty)
         // The passphrase can also come from stdin.
-        #expect(try target.run(["import", "--input", file], stdin: "right\n").status == 0)
+        #expect(try target.run(["import", "--input", file], stdin: "right-passphrase\n").status == 0)
     }
 
     @Test("a truncated export file fails and imports nothing", arguments: [0.3, 0.6, 0.95])
@@ -72,11 +72,11 @@ struct TransferTests {
             let file = source.root.appendingPathComponent("items-\(plaintext)").path
             var args = ["export", "--output", file]
             if plaintext { args.append("--plaintext") }
-            #expect(try source.run(args, environment: ["SECITEM_EXPORT_PASSPHRASE": "p"]).status == 0)
+            #expect(try source.run(args, environment: ["SECITEM_EXPORT_PASSPHRASE": "p-is-long-enough"]).status == 0)
             let data = try Data(contentsOf: URL(fileURLWithPath: file))
             let cut = file + ".cut"
             try data.prefix(Int(Double(data.count) * fraction)).write(to: URL(fileURLWithPath: cut))
-            let result = try target.run(["import", "--input", cut], environment: ["SECITEM_EXPORT_PASSPHRASE": "p"])
+            let result = try target.run(["import", "--plaintext", "--input", cut], environment: ["SECITEM_EXPORT_PASSPHRASE": "p-is-long-enough"])
             #expect(result.status != 0, "plaintext \(plaintext): \(result.stderr)")
             #expect(try target.run(["dump-keychain"]).stdout.isEmpty, "plaintext \(plaintext)")
         }
@@ -94,7 +94,8 @@ struct TransferTests {
             """
         let input = cli.root.appendingPathComponent("device.json")
         try Data(json.utf8).write(to: input)
-        #expect(try cli.run(["import", "--input", input.path]).status == 0)
+        #expect(try cli.run(["import", "--input", input.path]).status == 1)  // plaintext needs --plaintext
+        #expect(try cli.run(["import", "--plaintext", "--input", input.path]).status == 0)
         #expect(try cli.run(["find-generic-password", "-s", "only", "-w"]).stdout == "device\n")
         let out = cli.root.appendingPathComponent("out.json").path
         let export = try cli.run(["export", "--plaintext", "--output", out])

@@ -100,7 +100,14 @@ extension SQLiteBackend {
                 throw SecItemError(errSecNotAvailable, "neither SECITEM_FILE, XDG_DATA_HOME nor HOME is set")
             }
             let keyFile: String? = settings.keyFile ?? Self.credentialsKeyFile(env)
-            let passphrase = settings.passphrase.flatMap { $0.isEmpty ? nil : $0 }
+            if let given = settings.passphrase, given.isEmpty {
+                let origin = settings.setting(\.passphrase)?.origin
+                let source = origin.map { "\($0)" } ?? "the passphrase file"
+                throw SecItemError(
+                    errSecParam,
+                    "the passphrase (\(source)) is empty; give the passphrase, or unset it to use a key file or the generated key file")
+            }
+            let passphrase = settings.passphrase
             let source: KeySource
             switch settings.keySource {
             case nil:

@@ -72,40 +72,19 @@ enum KeyFile {
     /// - Throws: `errSecNotAvailable` when missing; `errSecParam` for loose
     ///   permissions, a foreign owner or contents that are not a 256-bit key.
     static func read(_ path: String) throws(SecItemError) -> SecretBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { throw SecItemError(errSecNotAvailable, "the key file \(path) does not exist") }
-            throw SecItemError(errSecIO, "cannot open the key file \(path): \(String(cString: strerror(code)))")
+        // O_NOFOLLOW | O_NONBLOCK and fstat before reading: a FIFO or a symlink swapped in cannot hang or redirect us.
+        var buffer: [UInt8]
+        do throws(PrivateFile.Refusal) {
+            buffer = try PrivateFile.read(path, maxBytes: 4096)
+        } catch {
+            switch error {
+            case .missing: throw SecItemError(errSecNotAvailable, "the key file \(path) does not exist")
+            case .io: throw SecItemError(errSecIO, "the key file: \(error.describe(path))")
+            default: throw SecItemError(errSecParam, "the key file is refused: \(error.describe(path))")
+            }
         }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw FileSystem.posixError("cannot stat the key file \(path)") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else {
-            throw SecItemError(errSecParam, "the key file \(path) is not a regular file")
-        }
-        guard st.st_uid == geteuid() else {
-            throw SecItemError(
-                errSecParam,
-                "the key file \(path) is owned by uid \(st.st_uid), not by this user (uid \(geteuid())); refusing it")
-        }
-        guard st.st_mode & 0o077 == 0 else {
-            throw SecItemError(
-                errSecParam,
-                "the key file \(path) is accessible by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); "
-                    + "refusing it: run chmod 600 \(path)")
-        }
-        var buffer = [UInt8](repeating: 0, count: 4097)
         defer { wipe(&buffer) }
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw FileSystem.posixError("cannot read the key file \(path)") }
-            if n == 0 { break }
-            total += n
-        }
-        guard let key = parse(buffer[0..<total]) else {
+        guard let key = parse(buffer[...]) else {
             throw SecItemError(
                 errSecParam,
                 "the key file \(path) does not hold a 256-bit key (32 raw bytes, 64 hex digits or base64)")

@@ -223,7 +223,7 @@ public final class SQLiteBackend: SecItemBackend {
         }
     }
 
-    private func withConnection<R: Sendable>(_ body: (SQLiteConnection) throws(SecItemError) -> R) throws(SecItemError) -> R {
+    func withConnection<R: Sendable>(_ body: (SQLiteConnection) throws(SecItemError) -> R) throws(SecItemError) -> R {
         try state.withLock { (connection: inout SQLiteConnection?) throws(SecItemError) -> R in
             guard let connection else { throw SecItemError(errSecNotAvailable, "the keychain file was closed") }
             return try body(connection)

@@ -56,7 +56,9 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.probeTimeout = probeTimeout
         }
 
-        /// What the environment says; unset and empty variables say nothing.
+        /// What the environment says; unset and empty variables say nothing, except
+        /// `SECITEM_PASSPHRASE`: set but empty, it is an empty passphrase, which the
+        /// file backend refuses (the operator meant a passphrase, not the generated key file).
         public init(environment env: [String: String]) {
             func value(_ name: String) -> String? {
                 guard let v = env[name], !v.isEmpty else { return nil }
@@ -65,7 +67,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.init(
                 backend: value(Variable.backend).map(BackendKind.init(rawValue:)), file: value(Variable.file),
                 keyFile: value(Variable.keyFile), passphraseFile: value(Variable.passphraseFile),
-                keySource: value(Variable.keySource), passphrase: value(Variable.passphrase).map(Passphrase.init),
+                keySource: value(Variable.keySource), passphrase: env[Variable.passphrase].map(Passphrase.init),
                 collection: value(Variable.collection), accessGroups: value(Variable.accessGroups).map(Self.groups),
                 probeTimeout: value(Variable.probeTimeout).flatMap(Self.probeTimeout))
         }
