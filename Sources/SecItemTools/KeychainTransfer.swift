@@ -193,7 +193,7 @@ public enum KeychainTransfer {
     /// silently. Only the file backend can tell; others return none.
     public static func damagedRows(in backend: any SecItemBackend) throws(SecItemError) -> [String] {
         guard let file = backend as? SQLiteBackend else { return [] }
-        return try file.verify().map(\.description)
+        return try file.verify().problems
     }
 
     /// Deletes `items` (by identity) from `source`.

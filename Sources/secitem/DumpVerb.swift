@@ -57,10 +57,10 @@ enum DumpVerb {
         }
         // After the readable items, so they are all printed; then the damage, and a failing status.
         if !damaged.isEmpty {
-            Console.error("secitem dump-keychain: \(damaged.count) damaged rows could not be read:\n")
+            Console.error("secitem dump-keychain: \(damaged.count) problems that searches skip (damaged or missing rows):\n")
             for line in damaged { Console.error("  \(line)\n") }
             if !args.has("skipDamaged") {
-                throw CommandError(.failure, "\(damaged.count) damaged rows are missing from the listing (--skip-damaged exits 0 anyway)")
+                throw CommandError(.failure, "items behind \(damaged.count) problems are missing from the listing (--skip-damaged exits 0 anyway)")
             }
         }
     }

@@ -52,12 +52,12 @@ enum TransferVerbs {
             throw CommandError(error, context: "cannot check the \(backend.name) keychain for damaged rows")
         }
         guard !damaged.isEmpty else { return }
-        Console.error("secitem \(verb): the \(backend.name) keychain has \(damaged.count) damaged rows that cannot be read:\n")
+        Console.error("secitem \(verb): the \(backend.name) keychain has \(damaged.count) problems that searches skip (damaged or missing rows):\n")
         for line in damaged { Console.error("  \(line)\n") }
         guard args.has("skipDamaged") else {
             throw CommandError(
                 .failure,
-                "\(damaged.count) damaged rows would be left out; nothing done (--skip-damaged goes on without them; `secitem verify` lists them)")
+                "items behind \(damaged.count) problems would be left out; nothing done (--skip-damaged goes on without them; `secitem verify` lists them)")
         }
         Console.error("secitem \(verb): going on without them (--skip-damaged)\n")
     }

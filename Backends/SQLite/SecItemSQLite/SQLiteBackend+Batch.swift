@@ -7,9 +7,9 @@ extension SQLiteBackend: SecItemBatchAdding {
     /// is held throughout, so other threads' calls wait instead of joining the batch.
     public func addAll(_ items: [StoredItem], progress: (Int) -> Void) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.transaction(write: true) { () throws(SecItemError) in
+            try c.write { () throws(SecItemError) in
                 for (index, item) in items.enumerated() {
-                    try c.insert(c.codec.encode(item))
+                    try c.insert(item)
                     progress(index + 1)
                 }
             }
