@@ -1,5 +1,8 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
+
+// C targets: every warning clang's -Wall -Wextra name, as errors (SE-0480 settings, not unsafe flags).
+let cWarnings: [CSetting] = [.enableWarning("all"), .enableWarning("extra"), .treatAllWarnings(as: .error)]
 
 let package = Package(
     name: "swift-secitem-linux",
@@ -88,10 +91,18 @@ let package = Package(
             path: "Backends/SQLite/SecItemSQLite"
         ),
         .systemLibrary(
-            name: "CSecItemLibsecret",
-            path: "Backends/SecretService/CSecItemLibsecret",
+            name: "CSecItemLibsecretSystem",
+            path: "Backends/SecretService/CSecItemLibsecretSystem",
             pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]
+        ),
+        // The backend's C code (GLib callbacks, pipelined calls, signal filters):
+        // a real C target, compiled with warnings on.
+        .target(
+            name: "CSecItemLibsecret",
+            dependencies: ["CSecItemLibsecretSystem"],
+            path: "Backends/SecretService/CSecItemLibsecret",
+            cSettings: cWarnings
         ),
         .target(
             name: "SecItemSecretService",

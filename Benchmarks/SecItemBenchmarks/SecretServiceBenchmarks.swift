@@ -23,7 +23,7 @@ enum SecretServiceBenchmarks {
             return
         }
         let probe = SecretServiceBackend.probe(timeout: .seconds(5))
-        guard probe.isUsable else {
+        guard probe.isUnlocked else {
             print("\(name): skipped: no usable Secret Service on the session bus (\(probe))")
             return
         }
@@ -102,7 +102,7 @@ final class RawSecretService: RawStore {
         template = first
     }
 
-    deinit { csecitem_object_unref(UnsafeMutableRawPointer(service)) }
+    deinit { g_object_unref(UnsafeMutableRawPointer(service)) }
 
     /// The search the backend makes for a lookup by service and account.
     private func lookupAttributes(_ account: String) -> [String: String] {
@@ -115,7 +115,7 @@ final class RawSecretService: RawStore {
 
     func lookup(account: String) throws -> Int {
         let table = Self.table(lookupAttributes(account))
-        defer { csecitem_hash_unref(table) }
+        defer { g_hash_table_unref(table) }
         var error: UnsafeMutablePointer<GError>?
         guard let value = secret_password_lookupv_binary_sync(nil, table, nil, &error) else {
             if error != nil { throw Self.error(error, "looking up") }
@@ -152,21 +152,21 @@ final class RawSecretService: RawStore {
 
     private func update(account: String, data: [UInt8], newModificationDate: Bool) throws -> Int {
         let table = Self.table(lookupAttributes(account))
-        defer { csecitem_hash_unref(table) }
+        defer { g_hash_table_unref(table) }
         var error: UnsafeMutablePointer<GError>?
         let list = secret_service_search_sync(UnsafeMutablePointer(service), nil, table, SECRET_SEARCH_NONE, nil, &error)
         if error != nil { throw Self.error(error, "searching") }
-        defer { g_list_free_full(list) { csecitem_object_unref($0) } }
+        defer { g_list_free_full(list) { g_object_unref($0) } }
         guard let item = list?.pointee.data?.assumingMemoryBound(to: SecretItem.self) else { return 0 }
         let value = csecitem_value_new(data, gsize(data.count))
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         guard secret_item_set_secret_sync(item, value, nil, &error) != 0 else { throw Self.error(error, "setting a secret") }
         guard newModificationDate, let current = secret_item_get_attributes(item) else { return 1 }
         var attributes = Self.dictionary(current)
-        csecitem_hash_unref(current)
+        g_hash_table_unref(current)
         attributes["modification-date"] = "\(Date().timeIntervalSinceReferenceDate)"
         let changed = Self.table(attributes)
-        defer { csecitem_hash_unref(changed) }
+        defer { g_hash_table_unref(changed) }
         guard secret_item_set_attributes_sync(item, nil, changed, nil, &error) != 0 else {
             throw Self.error(error, "setting attributes")
         }
@@ -175,7 +175,7 @@ final class RawSecretService: RawStore {
 
     func delete(account: String) throws -> Int {
         let table = Self.table(["xdg:schema": template["xdg:schema"] ?? "", "secitem-namespace": namespace, "account": account])
-        defer { csecitem_hash_unref(table) }
+        defer { g_hash_table_unref(table) }
         var error: UnsafeMutablePointer<GError>?
         let removed = secret_password_clearv_sync(nil, table, nil, &error)
         if error != nil { throw Self.error(error, "deleting") }
@@ -194,7 +194,7 @@ final class RawSecretService: RawStore {
 
     private func store(_ attributes: [String: String], label: String, data: [UInt8]) throws {
         let table = Self.table(attributes)
-        defer { csecitem_hash_unref(table) }
+        defer { g_hash_table_unref(table) }
         let value = csecitem_value_new(data, gsize(data.count))
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var error: UnsafeMutablePointer<GError>?
@@ -205,7 +205,7 @@ final class RawSecretService: RawStore {
 
     private static func search(_ service: OpaquePointer, _ attributes: [String: String], _ each: ([String: String]) -> Void) throws {
         let table = table(attributes)
-        defer { csecitem_hash_unref(table) }
+        defer { g_hash_table_unref(table) }
         var error: UnsafeMutablePointer<GError>?
         let list = secret_service_search_sync(
             UnsafeMutablePointer(service), nil, table, SECRET_SEARCH_ALL, nil, &error)
@@ -214,11 +214,11 @@ final class RawSecretService: RawStore {
         while let n = node {
             if let item = n.pointee.data, let found = secret_item_get_attributes(item.assumingMemoryBound(to: SecretItem.self)) {
                 each(dictionary(found))
-                csecitem_hash_unref(found)
+                g_hash_table_unref(found)
             }
             node = n.pointee.next
         }
-        g_list_free_full(list) { csecitem_object_unref($0) }
+        g_list_free_full(list) { g_object_unref($0) }
     }
 
     private static func table(_ attributes: [String: String]) -> OpaquePointer {

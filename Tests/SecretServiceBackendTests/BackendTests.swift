@@ -316,8 +316,26 @@ struct SecretServiceBackendTests {
         let description = try #require(backend.collectionDescription)
         #expect(description.contains("/org/freedesktop/secrets/collection/login"))
         let probe = SecretServiceBackend.probe(timeout: .seconds(5))
-        #expect(probe.isUsable)
+        #expect(probe.isUnlocked)
         #expect(probe.collectionPath == "/org/freedesktop/secrets/collection/login")
+    }
+
+    @Test("the probe's session is the session the backend then uses: no second connection")
+    func probeSessionIsReused() throws {
+        var probing = SecretServiceBackend.Configuration(namespace: "probe-\(UUID().uuidString)", timeout: .milliseconds(800))
+        var using = probing
+        using.timeout = .seconds(5)
+        let (result, opened) = SecretServiceBackend.probeAndOpen(probing: probing, then: using)
+        let backend = try #require(opened, "\(result)")
+        let serial = try #require(result.sessionSerial)
+        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        try client.addItem(genp("probe-reuse", "a", [kSecValueData as String: Data("x".utf8)]))
+        #expect(try client.copyMatchingItems(genp("probe-reuse", "a", [kSecReturnData as String: true])) as? Data == Data("x".utf8))
+        #expect(backend.sessionSerial == serial, "the backend opened a session of its own")
+        #expect(backend.configuration.timeout == .seconds(5))
+        // Probing alone hands over nothing.
+        probing.namespace = nil
+        #expect(SecretServiceBackend.probeAndOpen(probing: probing, then: nil).backend == nil)
     }
 }
 

@@ -22,7 +22,7 @@ enum SharedService {
                     + "(scripts/with-secret-service swift test --filter SecretServiceBackendTests)"))
         }
         let probe = SecretServiceBackend.probe(timeout: .seconds(10))
-        guard probe.isUsable else {
+        guard probe.isUnlocked else {
             return .failure(SetupError(
                 "no usable Secret Service on the session bus (\(probe)); run under scripts/with-secret-service"))
         }

@@ -1,6 +1,18 @@
 import SecItemCore
 import Foundation
 
+/// What the backend knows about a Secret Service item it found.
+struct FoundItem {
+    /// The item's D-Bus object path.
+    var path: String
+    /// Its Secret Service attributes, as stored.
+    var attributes: [String: String]
+    /// Its Secret Service label.
+    var label: String
+    /// The decoded keychain item (data filled in when secrets were loaded).
+    var item: StoredItem
+}
+
 /// The four backend operations on an open session, keeping the SecItem rules on
 /// a store without transactions. Runs under the connection's lock.
 struct Operations {
@@ -79,7 +91,7 @@ struct Operations {
     /// A data-only lookup by a whole primary key (``ItemQuery/exactPrimaryKey``),
     /// without the general path's `GetAll`s:
     ///
-    /// - where the key's holder was last seen (`Session.holderPaths`): one round
+    /// - where the key's holder was last seen (`Session.holders`): one round
     ///   trip, that item's attributes (one `Get`, far cheaper for gnome-keyring
     ///   than `GetAll`) and its secret, sent at once, used only if the attributes
     ///   still make it this store's holder of the key;
@@ -94,9 +106,9 @@ struct Operations {
     /// answers then.
     private func secretOnly(of itemClass: ItemClass, holding key: PrimaryKey) throws(SecItemError) -> [FoundItem]? {
         let hash = ItemCodec.primaryKeyHash(key, namespace: namespace)
-        if let path = session.holderPaths[hash] {
+        if let path = session.holders.path(for: hash) {
             if let found = try secret(ofHolder: key, hash: hash, at: path) { return [found] }
-            session.rememberHolder(hash, at: nil)
+            session.holders.remember(hash, at: nil)
         }
         let search = try session.searchCheckingLock(ItemCodec.primaryKeySearch(key, namespace: namespace))
         guard search.paths.count == 1, let path = search.paths.first else {
@@ -105,7 +117,7 @@ struct Operations {
         // The holder's attributes come with its secret (one round trip, as the
         // remembered path): the core's access check needs its pdmn and accc.
         guard let found = try secret(ofHolder: key, hash: hash, at: path) else { return nil }
-        session.rememberHolder(hash, at: path)
+        session.holders.remember(hash, at: path)
         return [found]
     }
 
@@ -202,7 +214,7 @@ struct Operations {
                 throw error
             }
             if others.isEmpty {
-                if let hash = attributes[ItemCodec.Reserved.primaryKey] { session.rememberHolder(hash, at: path) }
+                if let hash = attributes[ItemCodec.Reserved.primaryKey] { session.holders.remember(hash, at: path) }
                 return
             }
             _ = try session.delete(path)
@@ -268,7 +280,7 @@ struct Operations {
             do throws(SecItemError) {
                 if try session.delete(found.path) {
                     deleted.append(found)
-                    session.rememberHolder(ItemCodec.primaryKeyHash(found.item.primaryKey, namespace: namespace), at: nil)
+                    session.holders.remember(ItemCodec.primaryKeyHash(found.item.primaryKey, namespace: namespace), at: nil)
                 }
             } catch {
                 // Re-create what was deleted (new object paths, same content); best effort.

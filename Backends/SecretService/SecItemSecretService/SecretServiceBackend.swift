@@ -99,9 +99,16 @@ public final class SecretServiceBackend: SecItemBackend {
         public var problem: SecItemError?
         /// How long the probe took.
         public var elapsed: Duration
+        /// The session the probe opened (`Session.serial`), for tests.
+        var sessionSerial: Int?
 
-        /// Whether the backend can be used without a prompt.
-        public var isUsable: Bool { problem == nil && locked == false }
+        /// Whether the backend can be used: a provider answered and the collection
+        /// was found. It may be locked (``locked``): the Secret Service is still the
+        /// user's keyring, and a locked read says so (`errSecInteractionNotAllowed`).
+        public var isUsable: Bool { providerAnswers && problem == nil }
+
+        /// Whether reads work now without a prompt: usable and unlocked.
+        public var isUnlocked: Bool { isUsable && locked == false }
 
         public var description: String {
             var parts = ["bus: \(busReachable ? "reachable" : "unreachable")"]
@@ -128,6 +135,11 @@ public final class SecretServiceBackend: SecItemBackend {
         connection = try SecretServiceConnection(configuration: configuration)
     }
 
+    private init(configuration: Configuration, connection: SecretServiceConnection) {
+        self.configuration = configuration
+        self.connection = connection
+    }
+
     /// The collection in use and how it was chosen, for diagnostics.
     public var collectionDescription: String? { connection.collectionDescription }
 
@@ -135,21 +147,39 @@ public final class SecretServiceBackend: SecItemBackend {
     /// whether a provider answers, which collection would be used and whether it is
     /// locked. Never prompts and never throws.
     public static func probe(configuration: Configuration = .fromEnvironment()) -> ProbeResult {
+        probeAndOpen(probing: configuration, then: nil).result
+    }
+
+    /// ``probe(configuration:)``, and when the probe found the Secret Service
+    /// usable, a backend on the very connection and session the probe opened
+    /// (no second connection), using `configuration` for its calls.
+    /// - Parameters:
+    ///   - probing: The configuration of the probe (its short bound per step).
+    ///   - configuration: The backend's configuration; `nil`: probe only.
+    public static func probeAndOpen(probing: Configuration, then configuration: Configuration?)
+        -> (result: ProbeResult, backend: SecretServiceBackend?)
+    {
         let start = ContinuousClock.now
         var result = ProbeResult(busReachable: false, providerAnswers: false, elapsed: .zero)
         var progress = Session.OpenProgress()
+        var opened: Session?
         do throws(SecItemError) {
-            let session = try Session.open(configuration, progress: &progress)
+            let session = try Session.open(probing, progress: &progress)
             result.collectionPath = session.collectionPath
             result.collectionSource = session.collectionSource
             result.locked = try session.collectionLocked()
+            result.sessionSerial = session.serial
+            opened = session
         } catch {
             result.problem = error
         }
         result.busReachable = progress.busReachable
         result.providerAnswers = progress.providerAnswers
         result.elapsed = ContinuousClock.now - start
-        return result
+        guard let configuration, let session = opened, result.isUsable else { return (result, nil) }
+        let backend = SecretServiceBackend(
+            configuration: configuration, connection: SecretServiceConnection(configuration: configuration, adopting: session))
+        return (result, backend)
     }
 
     /// ``probe(configuration:)`` with the environment's configuration and the given bound.
@@ -161,6 +191,8 @@ public final class SecretServiceBackend: SecItemBackend {
 
     /// Item property reads sent so far on the current session (see `Session.propertyReads`).
     var propertyReads: Int { (try? connection.withSession { $0.propertyReads }) ?? 0 }
+    /// The number of the session in use (see `Session.serial`).
+    var sessionSerial: Int? { try? connection.withSession { $0.serial } }
     /// Reads of the collection's `Locked` so far on the current session (see `Session.lockReads`).
     var lockReads: Int { (try? connection.withSession { $0.lockReads }) ?? 0 }
 

@@ -57,10 +57,7 @@ public struct SecretServiceStatus: Sendable {
 
     /// A provider answered and the collection was found (it may be locked: the
     /// Secret Service is still the user's keyring, and a locked read says so).
-    public var isUsable: Bool {
-        guard let probe else { return false }
-        return probe.providerAnswers && probe.problem == nil
-    }
+    public var isUsable: Bool { probe?.isUsable ?? false }
 
     /// Why the Secret Service is or is not used, in one sentence, without secrets.
     public var summary: String {
@@ -83,19 +80,31 @@ public struct SecretServiceStatus: Sendable {
 
     /// Probes once per process for a given bus and collection; later calls return the cached answer.
     public static func probe(_ configuration: SecItemConfiguration) -> SecretServiceStatus {
+        probeAndOpen(configuration, open: false).status
+    }
+
+    /// ``probe(_:)``; with `open`, a first probe that finds the Secret Service usable
+    /// also hands over a backend on the connection it opened (a cached answer does not).
+    static func probeAndOpen(_ configuration: SecItemConfiguration, open: Bool)
+        -> (status: SecretServiceStatus, backend: SecretServiceBackend?)
+    {
         let bus = SessionBus.locate(configuration.environment)
         let key = "\(bus.address ?? "")\u{0}\(configuration.collection ?? "")"
-        if let cached = cache.withLock({ $0[key] }) { return cached }
+        if let cached = cache.withLock({ $0[key] }) { return (cached, nil) }
         var status = SecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
+        var backend: SecretServiceBackend?
         if bus.address != nil {
             // The backend connects to the process's session bus (libsecret's rule);
             // the check above only keeps GLib from autolaunching one.
-            var backendConfiguration = SecretServiceBackend.Configuration(configuration)
-            backendConfiguration.timeout = configuration.probeTimeout
-            status.probe = SecretServiceBackend.probe(configuration: backendConfiguration)
+            let backendConfiguration = SecretServiceBackend.Configuration(configuration)
+            var probing = backendConfiguration
+            probing.timeout = configuration.probeTimeout
+            let found = SecretServiceBackend.probeAndOpen(probing: probing, then: open ? backendConfiguration : nil)
+            status.probe = found.result
+            backend = found.backend
         }
         cache.withLock { $0[key] = status }
-        return status
+        return (status, backend)
     }
 }
 
@@ -118,8 +127,8 @@ public struct SecretServiceBackendProvider: SecItemBackendProvider {
     }
 
     public func probe(_ configuration: SecItemConfiguration) -> BackendAvailability {
-        let status = SecretServiceStatus.probe(configuration)
-        return BackendAvailability(usable: status.isUsable, summary: status.summary)
+        let (status, backend) = SecretServiceStatus.probeAndOpen(configuration, open: true)
+        return BackendAvailability(usable: status.isUsable, summary: status.summary, opened: backend)
     }
 
     public func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability {

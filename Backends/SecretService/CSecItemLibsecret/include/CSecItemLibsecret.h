@@ -1,0 +1,74 @@
+#ifndef CSECITEM_LIBSECRET_H
+#define CSECITEM_LIBSECRET_H
+
+/* The C half of the Secret Service backend: what Swift cannot express or
+ * would express at the cost of a D-Bus round trip. Each function says why it
+ * is in C. libsecret and GIO themselves come through CSecItemLibsecretSystem. */
+
+#ifndef SECRET_API_SUBJECT_TO_CHANGE
+#define SECRET_API_SUBJECT_TO_CHANGE 1
+#endif
+#include <libsecret/secret.h>
+#include <gio/gio.h>
+
+#define CSECITEM_BUS_NAME "org.freedesktop.secrets"
+#define CSECITEM_SERVICE_PATH "/org/freedesktop/secrets"
+#define CSECITEM_ITEM_IFACE "org.freedesktop.Secret.Item"
+#define CSECITEM_COLLECTION_IFACE "org.freedesktop.Secret.Collection"
+#define CSECITEM_SERVICE_IFACE "org.freedesktop.Secret.Service"
+#define CSECITEM_PROPS_IFACE "org.freedesktop.DBus.Properties"
+
+/* ---- connection.c: the bus and the service -------------------------------- */
+
+GDBusConnection *csecitem_connect(GCancellable *cancellable, GError **error);
+SecretService *csecitem_service_open(gint timeout_ms, GCancellable *cancellable, GError **error);
+void csecitem_service_set_timeout(SecretService *service, gint timeout_ms);
+GDBusConnection *csecitem_service_connection(SecretService *service);
+gpointer csecitem_object_ref(gpointer object);
+
+/* ---- values.c: attribute tables, properties, secrets ---------------------- */
+
+GHashTable *csecitem_strhash_new(void);
+void csecitem_strhash_insert(GHashTable *table, const char *key, const char *value);
+void csecitem_parse_properties(GVariant *props, gchar ***keys, gchar ***values, gchar **label, gboolean *locked);
+SecretValue *csecitem_value_new(const void *bytes, gsize length);
+const void *csecitem_secret_bytes(GHashTable *secrets, const char *item_path, gsize *length);
+GQuark csecitem_io_error_quark(void);
+GQuark csecitem_dbus_error_quark(void);
+GQuark csecitem_secret_error_quark(void);
+
+/* ---- calls.c: one method call each ----------------------------------------- */
+
+gchar **csecitem_search(GDBusConnection *connection, const char *collection_path, GHashTable *attributes,
+                        gint timeout_ms, GCancellable *cancellable, GError **error);
+gboolean csecitem_item_properties(GDBusConnection *connection, const char *item_path, gint timeout_ms,
+                                  GCancellable *cancellable, gchar ***keys, gchar ***values, gchar **label,
+                                  gboolean *locked, GError **error);
+gboolean csecitem_get_locked(GDBusConnection *connection, const char *path, const char *interface, gint timeout_ms,
+                             GCancellable *cancellable, gboolean *locked, GError **error);
+gchar *csecitem_create_item(SecretService *service, const char *collection_path, const char *label,
+                            GHashTable *attributes, const void *bytes, gsize length, GCancellable *cancellable,
+                            GError **error);
+
+/* ---- pipelined.c: several calls sent at once, one round trip --------------- */
+
+gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *collection_path,
+                                      GHashTable *attributes, gboolean check_lock, gint timeout_ms,
+                                      GCancellable *cancellable, gboolean *locked, GError **lock_error,
+                                      GError **error);
+void csecitem_read_items(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+                         guint count, gboolean attributes_only, gint timeout_ms, GCancellable *cancellable,
+                         GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error);
+void csecitem_item_write(SecretService *service, GDBusConnection *connection, const char *item_path,
+                         gboolean set_secret, const void *bytes, gsize length, GHashTable *attributes,
+                         const char *label, gint timeout_ms, GCancellable *cancellable, GError **errors);
+
+/* ---- watch.c: the provider's signals, counted ------------------------------ */
+
+typedef struct CSecItemWatch CSecItemWatch;
+
+CSecItemWatch *csecitem_watch_start(GDBusConnection *connection, const char *collection_path, gint timeout_ms);
+gint csecitem_watch_generation(CSecItemWatch *watch);
+void csecitem_watch_stop(CSecItemWatch *watch);
+
+#endif

@@ -1,0 +1,457 @@
+// Every call into libsecret, GDBus and GLib, in one file (as swift-system's
+// Syscalls.swift): the session's handles, bounded calls, the item operations and
+// the lock watch. The C half is the CSecItemLibsecret target.
+internal import CSecItemLibsecret
+import SecItemCore
+import Foundation
+import Dispatch
+import Synchronization
+
+/// A GCancellable that a timer cancels when a D-Bus call runs past its bound.
+///
+/// `@unchecked Sendable`: the timer fires on a Dispatch thread while the call
+/// runs on the caller's. The only cross-thread operations are
+/// `g_cancellable_cancel` (documented thread-safe), GObject reference counting
+/// (atomic) and the `Atomic` flag.
+private final class Deadline: @unchecked Sendable {
+    let cancellable: UnsafeMutablePointer<GCancellable>
+    let fired = Atomic<Bool>(false)
+
+    init() { cancellable = g_cancellable_new() }
+    deinit { g_object_unref(cancellable) }
+
+    func fire() {
+        fired.store(true, ordering: .sequentiallyConsistent)
+        g_cancellable_cancel(cancellable)
+    }
+}
+
+typealias GErrorPointer = UnsafeMutablePointer<UnsafeMutablePointer<GError>?>
+
+/// Reads a GError into Swift values and frees it.
+private func consume(_ error: UnsafeMutablePointer<GError>) -> GErrorFacts {
+    defer { g_error_free(error) }
+    let domain: GErrorFacts.Domain
+    switch error.pointee.domain {
+    case csecitem_io_error_quark(): domain = .io
+    case csecitem_dbus_error_quark(): domain = .dbus
+    case csecitem_secret_error_quark(): domain = .secret
+    default: domain = .other
+    }
+    var remote: String?
+    if g_dbus_error_is_remote_error(error) != 0, let name = g_dbus_error_get_remote_error(error) {
+        remote = String(cString: name)
+        g_free(name)
+    }
+    return GErrorFacts(
+        domain: domain, code: error.pointee.code, message: error.pointee.message.map { String(cString: $0) } ?? "no detail",
+        remote: remote)
+}
+
+extension Session {
+    // MARK: Bounded calls
+
+    /// Runs one GLib call with a cancellable that a timer cancels after `timeout`,
+    /// and turns a GError into a ``SecItemError``.
+    static func bounded<T>(
+        _ what: String, _ timeout: Duration, phase: CallPhase = .call,
+        _ body: (UnsafeMutablePointer<GCancellable>, GErrorPointer) -> T
+    ) throws(SecItemError) -> T {
+        let deadline = Deadline()
+        let timer = DispatchWorkItem { [deadline] in deadline.fire() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: timer)
+        var error: UnsafeMutablePointer<GError>? = nil
+        let result = body(deadline.cancellable, &error)
+        timer.cancel()
+        if let error {
+            throw SecItemError(
+                consume(error), what: what, timeout: timeout,
+                timedOut: deadline.fired.load(ordering: .sequentiallyConsistent), phase: phase)
+        }
+        return result
+    }
+
+    /// Runs direct GDBus calls (pipelined ones, reporting several GErrors) that
+    /// carry the timeout themselves (`timeout_ms` on every call: GDBus fails the
+    /// call with G_IO_ERROR_TIMED_OUT, reported like the timer's cancellation),
+    /// so they need no timer. `take` turns each GError into a ``SecItemError``
+    /// (and frees it).
+    private func direct<T>(
+        _ body: (_ timeoutMilliseconds: Int32) -> T
+    ) -> (result: T, take: (UnsafeMutablePointer<GError>?, String) -> SecItemError?) {
+        let result = body(timeoutMilliseconds)
+        let timeout = self.timeout
+        return (result, { error, what in
+            guard let error else { return nil }
+            return SecItemError(consume(error), what: what, timeout: timeout, timedOut: false, phase: .call)
+        })
+    }
+
+    /// One direct GDBus call that carries the timeout itself (see ``direct(_:)``).
+    private func directCall<T>(
+        _ what: String, _ body: (_ timeoutMilliseconds: Int32, GErrorPointer) -> T
+    ) throws(SecItemError) -> T {
+        var error: UnsafeMutablePointer<GError>? = nil
+        let (result, take) = direct { ms in body(ms, &error) }
+        if let failure = take(error, what) { throw failure }
+        return result
+    }
+
+    /// A libsecret call bounded by the session's timeout (libsecret's own calls
+    /// take a cancellable, not a timeout).
+    private func call<T>(
+        _ what: String, _ body: (UnsafeMutablePointer<GCancellable>, GErrorPointer) -> T
+    ) throws(SecItemError) -> T {
+        try Self.bounded(what, timeout, body)
+    }
+
+    // MARK: Opening and closing
+
+    /// Connects to the session bus (the process's connection, which libsecret then uses).
+    static func connectBus(_ timeout: Duration) throws(SecItemError) {
+        let bus = try bounded("connecting to the D-Bus session bus", timeout, phase: .bus) { c, e in
+            csecitem_connect(c, e)
+        }
+        guard let bus else { throw SecItemError(errSecNotAvailable, "cannot connect to the D-Bus session bus") }
+        g_object_unref(UnsafeMutableRawPointer(bus))  // the service holds its own reference
+    }
+
+    /// A new SecretService proxy with an encryption session, and its connection
+    /// (both referenced: release them with ``release(service:connection:watch:)``).
+    static func openService(_ timeout: Duration) throws(SecItemError)
+        -> (UnsafeMutablePointer<SecretService>, OpaquePointer)
+    {
+        let ms = timeout.milliseconds
+        let service = try bounded("opening the Secret Service (org.freedesktop.secrets)", timeout, phase: .provider) {
+            c, e in csecitem_service_open(ms, c, e)
+        }
+        guard let service else {
+            throw SecItemError(errSecNotAvailable, "the Secret Service provider did not open a session")
+        }
+        let connection = csecitem_service_connection(service)!
+        _ = csecitem_object_ref(UnsafeMutableRawPointer(connection))
+        return (service, connection)
+    }
+
+    static func setProxyTimeout(_ service: UnsafeMutablePointer<SecretService>, _ milliseconds: Int32) {
+        csecitem_service_set_timeout(service, milliseconds)
+    }
+
+    static func release(service: UnsafeMutablePointer<SecretService>, connection: OpaquePointer, watch: OpaquePointer?) {
+        if let watch { csecitem_watch_stop(watch) }
+        g_object_unref(UnsafeMutableRawPointer(service))
+        g_object_unref(UnsafeMutableRawPointer(connection))
+    }
+
+    /// The object path an alias points at; `nil` when none.
+    static func readAlias(
+        _ alias: String, service: UnsafeMutablePointer<SecretService>, timeout: Duration
+    ) throws(SecItemError) -> String? {
+        let path = try bounded("reading the collection alias \"\(alias)\"", timeout, phase: .provider) { c, e in
+            secret_service_read_alias_dbus_path_sync(service, alias, c, e)
+        }
+        guard let path else { return nil }
+        defer { g_free(path) }
+        let s = String(cString: path)
+        return s == "/" ? nil : s
+    }
+
+    /// Whether a collection exists at `path`.
+    static func collectionExists(_ path: String, connection: OpaquePointer, timeout: Duration) throws(SecItemError) -> Bool {
+        let ms = timeout.milliseconds
+        do throws(SecItemError) {
+            _ = try bounded("reading the collection \(path)", timeout, phase: .provider) { c, e in
+                var locked: gboolean = 0
+                return csecitem_get_locked(connection, path, CSECITEM_COLLECTION_IFACE, ms, c, &locked, e)
+            }
+            return true
+        } catch where error.status == errSecInvalidItemRef {
+            return false
+        }
+    }
+
+    // MARK: The lock watch (LockStateCache.swift)
+
+    func startLockWatch() -> OpaquePointer? {
+        csecitem_watch_start(connection, collectionPath, timeoutMilliseconds)
+    }
+
+    static func lockWatchGeneration(_ watch: OpaquePointer) -> Int32 {
+        csecitem_watch_generation(watch)
+    }
+
+    // MARK: Searching
+
+    /// Collection.SearchItems: the paths of items having at least `attributes`.
+    func search(_ attributes: [String: String]) throws(SecItemError) -> [String] {
+        let table = Self.hashTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let paths = try directCall("searching the collection") { ms, e in
+            csecitem_search(connection, collectionPath, table, ms, nil, e)
+        }
+        return Self.strings(consuming: paths)
+    }
+
+    /// Collection.SearchItems and, with `checkingLock`, the collection's `Locked`
+    /// in the same round trip. Throws when the search fails; a failed lock read is
+    /// returned (`lockFailure`) for the caller to judge.
+    func search(_ attributes: [String: String], checkingLock: Bool) throws(SecItemError)
+        -> (paths: [String], locked: Bool, lockFailure: SecItemError?)
+    {
+        let table = Self.hashTable(attributes)
+        defer { g_hash_table_unref(table) }
+        var locked: gboolean = 0
+        var lockError: UnsafeMutablePointer<GError>? = nil
+        var searchError: UnsafeMutablePointer<GError>? = nil
+        let (paths, take) = direct { ms in
+            csecitem_search_checking_lock(
+                connection, collectionPath, table, checkingLock ? 1 : 0, ms, nil, &locked, &lockError, &searchError)
+        }
+        let lockFailure = take(lockError, "reading whether the collection is locked")
+        if let failure = take(searchError, "searching the collection") {
+            _ = Self.strings(consuming: paths)
+            throw failure
+        }
+        return (Self.strings(consuming: paths), locked != 0, lockFailure)
+    }
+
+    /// Whether the collection is locked.
+    func collectionLocked() throws(SecItemError) -> Bool {
+        var locked: gboolean = 0
+        do throws(SecItemError) {
+            _ = try directCall("reading whether the collection is locked") { ms, e in
+                csecitem_get_locked(connection, collectionPath, CSECITEM_COLLECTION_IFACE, ms, nil, &locked, e)
+            }
+        } catch where error.status == errSecInvalidItemRef {
+            throw SecItemError(errSecNoSuchKeychain, "the collection \(collectionPath) no longer exists")
+        }
+        return locked != 0
+    }
+
+    // MARK: Reading items
+
+    typealias ItemProperties = (attributes: [String: String], label: String, locked: Bool)
+
+    /// Every item's properties (`nil`: vanished), and when `withSecrets` their
+    /// secrets too (`nil` when that call failed), in one round trip: one
+    /// `GetAll` per item (with `attributesOnly`, one `Get` of its attributes:
+    /// the label is then empty and the lock state unknown, reported unlocked)
+    /// and one `GetSecrets` for all, sent at once.
+    func read(
+        _ paths: [String], withSecrets: Bool, attributesOnly: Bool = false
+    ) -> (properties: [Result<ItemProperties?, SecItemError>], secrets: [String: Data]?) {
+        guard !paths.isEmpty else { return ([], withSecrets ? [:] : nil) }
+        if !attributesOnly { propertyReads += paths.count }
+        var variants = [OpaquePointer?](repeating: nil, count: paths.count)
+        var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: paths.count)
+        var table: OpaquePointer? = nil
+        var secretsError: UnsafeMutablePointer<GError>? = nil
+        let copies = paths.map { strdup($0) }
+        defer { for p in copies { free(p) } }
+        var array: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) }
+        array.append(nil)
+        let (_, take) = direct { ms in
+            array.withUnsafeBufferPointer { pathsBuffer in
+                variants.withUnsafeMutableBufferPointer { v in
+                    errors.withUnsafeMutableBufferPointer { e in
+                        if withSecrets {
+                            csecitem_read_items(
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count),
+                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, &table, &secretsError)
+                        } else {
+                            csecitem_read_items(
+                                service, connection, pathsBuffer.baseAddress, guint(paths.count),
+                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, nil, nil)
+                        }
+                    }
+                }
+            }
+        }
+        var properties: [Result<ItemProperties?, SecItemError>] = []
+        properties.reserveCapacity(paths.count)
+        for i in paths.indices {
+            if let failure = take(errors[i], "reading an item's attributes") {
+                properties.append(failure.status == errSecInvalidItemRef ? .success(nil) : .failure(failure))
+                continue
+            }
+            guard let props = variants[i] else {
+                properties.append(.success(nil))
+                continue
+            }
+            var keys: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+            var values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+            var label: UnsafeMutablePointer<gchar>? = nil
+            var locked: gboolean = 0
+            csecitem_parse_properties(props, &keys, &values, &label, &locked)
+            g_variant_unref(props)
+            properties.append(.success(Self.properties(consuming: keys, values, label, locked)))
+        }
+        _ = take(secretsError, "reading secrets")
+        guard withSecrets, let table else { return (properties, nil) }
+        return (properties, Self.secretBytes(consuming: table, paths))
+    }
+
+    /// An item's attributes, label and locked state; `nil` when it vanished.
+    func properties(_ path: String) throws(SecItemError) -> ItemProperties? {
+        var keys: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        var values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
+        var label: UnsafeMutablePointer<gchar>? = nil
+        var locked: gboolean = 0
+        propertyReads += 1
+        do throws(SecItemError) {
+            _ = try directCall("reading an item's attributes") { ms, e in
+                csecitem_item_properties(connection, path, ms, nil, &keys, &values, &label, &locked, e)
+            }
+        } catch where error.status == errSecInvalidItemRef {
+            return nil
+        }
+        return Self.properties(consuming: keys, values, label, locked)
+    }
+
+    /// The secrets of `paths`, by path (items without a secret are absent).
+    func secrets(_ paths: [String]) throws(SecItemError) -> [String: Data] {
+        guard !paths.isEmpty else { return [:] }
+        let table = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> OpaquePointer? in
+            try call("reading secrets") { c, e in
+                secret_service_get_secrets_for_dbus_paths_sync(service, array, c, e)
+            }
+        }
+        guard let table else { return [:] }
+        return Self.secretBytes(consuming: table, paths)
+    }
+
+    /// Unlocks `paths` through the provider's prompt.
+    /// - Throws: `errSecUserCanceled` when the prompt is dismissed.
+    func unlock(_ paths: [String]) throws(SecItemError) {
+        let count = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> Int32 in
+            try Self.bounded("waiting for the unlock prompt", promptTimeout) { c, e in
+                secret_service_unlock_dbus_paths_sync(service, array, c, nil, e)
+            }
+        }
+        if count <= 0 {
+            throw SecItemError(errSecUserCanceled, "the unlock prompt was dismissed")
+        }
+    }
+
+    // MARK: Writing items
+
+    /// Service.CreateItem: a new item, returning its path.
+    func create(attributes: [String: String], label: String, data: Data?) throws(SecItemError) -> String {
+        let table = Self.hashTable(attributes)
+        defer { g_hash_table_unref(table) }
+        let bytes = data ?? Data()
+        let path = try bytes.withUnsafeBytes { raw in
+            Result { () throws(SecItemError) -> UnsafeMutablePointer<gchar>? in
+                try call("creating an item") { c, e in
+                    csecitem_create_item(service, collectionPath, label, table, raw.baseAddress, gsize(raw.count), c, e)
+                }
+            }
+        }.get()
+        guard let path else { throw SecItemError(errSecIO, "the Secret Service created no item") }
+        defer { g_free(path) }
+        return String(cString: path)
+    }
+
+    /// Item.Delete. Returns `false` when the item was already gone.
+    func delete(_ path: String) throws(SecItemError) -> Bool {
+        do throws(SecItemError) {
+            _ = try call("deleting an item") { c, e in secret_service_delete_item_dbus_path_sync(service, path, c, e) }
+            return true
+        } catch where error.status == errSecInvalidItemRef {
+            return false
+        }
+    }
+
+    /// Changes an item's secret (when `secret` is set), attributes and label
+    /// (when not `nil`) with the calls sent at once (one round trip). Throws the
+    /// first failure, in that order; the others may have been applied.
+    func write(_ path: String, secret: Data??, attributes: [String: String]?, label: String?) throws(SecItemError) {
+        let table = attributes.map { Self.hashTable($0) }
+        defer { if let table { g_hash_table_unref(table) } }
+        let bytes: Data = (secret ?? nil) ?? Data()
+        var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: 3)
+        let (_, take) = bytes.withUnsafeBytes { raw in
+            errors.withUnsafeMutableBufferPointer { e in
+                direct { ms in
+                    csecitem_item_write(
+                        service, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
+                        label, ms, nil, e.baseAddress)
+                }
+            }
+        }
+        let failures = [
+            take(errors[0], "changing an item's secret"), take(errors[1], "changing an item's attributes"),
+            take(errors[2], "changing an item's label"),
+        ]
+        if let first = failures.compactMap({ $0 }).first { throw first }
+    }
+
+    // MARK: C values
+
+    private static func hashTable(_ attributes: [String: String]) -> OpaquePointer {
+        let table = csecitem_strhash_new()!
+        for (key, value) in attributes { csecitem_strhash_insert(table, key, value) }
+        return table
+    }
+
+    /// The strings of a NULL-terminated `gchar **`, which is then freed.
+    private static func strings(consuming array: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+        guard let array else { return [] }
+        defer { g_strfreev(array) }
+        var out: [String] = []
+        var i = 0
+        while let p = array[i] {
+            out.append(String(cString: p))
+            i += 1
+        }
+        return out
+    }
+
+    private static func withCStringArray<R>(
+        _ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) throws(SecItemError) -> R
+    ) throws(SecItemError) -> R {
+        let copies = strings.map { strdup($0) }
+        defer { for p in copies { free(p) } }
+        var array: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) }
+        array.append(nil)
+        return try array.withUnsafeMutableBufferPointer { (buffer) throws(SecItemError) -> R in
+            try body(buffer.baseAddress!)
+        }
+    }
+
+    /// Takes ownership of what `csecitem_parse_properties` returned and frees it.
+    private static func properties(
+        consuming keys: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?,
+        _ values: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?, _ label: UnsafeMutablePointer<gchar>?,
+        _ locked: gboolean
+    ) -> ItemProperties {
+        var attributes: [String: String] = [:]
+        for (key, value) in zip(strings(consuming: keys), strings(consuming: values)) { attributes[key] = value }
+        let text = label.map { String(cString: $0) } ?? ""
+        g_free(label)
+        return (attributes, text, locked != 0)
+    }
+
+    /// The secret bytes of `paths` from a libsecret path → SecretValue table; frees the
+    /// table, which unrefs (and so wipes) each SecretValue.
+    private static func secretBytes(consuming table: OpaquePointer, _ paths: [String]) -> [String: Data] {
+        defer { g_hash_table_unref(table) }
+        var out: [String: Data] = [:]
+        for path in paths {
+            var length: gsize = 0
+            if let bytes = csecitem_secret_bytes(table, path, &length) {
+                out[path] = Data(bytes: bytes, count: Int(length))
+            }
+        }
+        return out
+    }
+}
+
+extension Duration {
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if nanos.overflow { return .never }
+        return .nanoseconds(Int(clamping: nanos.partialValue + attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,126 @@
+internal import CSecItemLibsecret
+import SecItemCore
+import Synchronization
+
+/// One session with the Secret Service: the session-bus connection, a
+/// `SecretService` proxy with an open encryption session, and the resolved
+/// collection, plus what the session has learned (the collection's lock state,
+/// where primary keys' holders were last seen).
+///
+/// Not thread-safe on its own: ``SecretServiceConnection`` only touches it under
+/// its lock. Its calls into libsecret and GDBus are in `Libsecret.swift`.
+final class Session {
+    let connection: OpaquePointer
+    let service: UnsafeMutablePointer<SecretService>
+    let collectionPath: String
+    /// How the collection was chosen ("alias default", "fallback: login", …).
+    let collectionSource: String
+    /// The bound on every call; a session opened by the probe with its short bound
+    /// takes the backend's when the backend adopts it (``adopt(timeout:)``).
+    private(set) var timeout: Duration
+    let promptTimeout: Duration
+    /// This session's number among those the process opened (tests tell sessions apart by it).
+    let serial = Session.opened.add(1, ordering: .relaxed).newValue
+    private static let opened = Atomic<Int>(0)
+
+    /// What the session knows of the collection's lock state (`LockStateCache.swift`).
+    var lockState = LockStateCache()
+    /// Where holders of primary keys were last seen (`HolderCache.swift`).
+    var holders = HolderCache()
+    /// How many item property reads (`GetAll`) this session has sent: the
+    /// daemon's costliest read, which data-only lookups avoid (tests check that).
+    var propertyReads = 0
+    /// How many times this session has read the collection's `Locked` (tests).
+    var lockReads: Int { lockState.reads }
+
+    var timeoutMilliseconds: Int32 { timeout.milliseconds }
+
+    private init(
+        connection: OpaquePointer, service: UnsafeMutablePointer<SecretService>, collectionPath: String,
+        collectionSource: String, timeout: Duration, promptTimeout: Duration
+    ) {
+        self.connection = connection
+        self.service = service
+        self.collectionPath = collectionPath
+        self.collectionSource = collectionSource
+        self.timeout = timeout
+        self.promptTimeout = promptTimeout
+    }
+
+    deinit {
+        Self.release(service: service, connection: connection, watch: lockState.watch)
+    }
+
+    /// Takes `timeout` as the bound of every later call (the proxy's own included).
+    func adopt(timeout: Duration) {
+        self.timeout = timeout
+        Self.setProxyTimeout(service, timeout.milliseconds)
+    }
+
+    // MARK: Opening
+
+    /// What stage an open reached, for ``SecretServiceBackend/probe(configuration:)``.
+    struct OpenProgress {
+        var busReachable = false
+        var providerAnswers = false
+    }
+
+    /// Connects, opens the service and resolves the collection, each step bounded by `timeout`.
+    static func open(
+        _ configuration: SecretServiceBackend.Configuration, progress: inout OpenProgress
+    ) throws(SecItemError) -> Session {
+        let timeout = configuration.timeout
+        try connectBus(timeout)
+        progress.busReachable = true
+        let (service, connection) = try openService(timeout)
+        progress.providerAnswers = true
+        // From here the Session owns both handles.
+        let resolved: (path: String, source: String)
+        do throws(SecItemError) {
+            resolved = try resolveCollection(configuration.collection, connection: connection, service: service, timeout: timeout)
+        } catch {
+            release(service: service, connection: connection, watch: nil)
+            throw error
+        }
+        return Session(
+            connection: connection, service: service, collectionPath: resolved.path, collectionSource: resolved.source,
+            timeout: timeout, promptTimeout: configuration.promptTimeout)
+    }
+
+    private static let loginPath = "/org/freedesktop/secrets/collection/login"
+
+    /// The configured collection (a path or an alias), else the `default` alias
+    /// (unless it points at the in-memory `session` collection), else `login`.
+    private static func resolveCollection(
+        _ configured: String?, connection: OpaquePointer, service: UnsafeMutablePointer<SecretService>,
+        timeout: Duration
+    ) throws(SecItemError) -> (path: String, source: String) {
+        if let configured, configured.hasPrefix("/") {
+            guard try collectionExists(configured, connection: connection, timeout: timeout) else {
+                throw SecItemError(errSecNoSuchKeychain, "the collection \(configured) does not exist")
+            }
+            return (configured, "configured path")
+        }
+        if let configured {
+            guard let path = try readAlias(configured, service: service, timeout: timeout) else {
+                throw SecItemError(errSecNoSuchKeychain, "no collection has the alias \"\(configured)\"")
+            }
+            return (path, "configured alias \"\(configured)\"")
+        }
+        if let path = try readAlias("default", service: service, timeout: timeout), !path.hasSuffix("/session") {
+            return (path, "alias \"default\"")
+        }
+        guard try collectionExists(loginPath, connection: connection, timeout: timeout) else {
+            throw SecItemError(
+                errSecNoSuchKeychain, "no \"default\" collection alias and no \"login\" collection; set SECITEM_COLLECTION")
+        }
+        return (loginPath, "fallback to \"login\" (no \"default\" alias)")
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, clamped to `Int32` (GDBus's timeout type).
+    var milliseconds: Int32 {
+        Int32(clamping: components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+    }
+}
