@@ -31,20 +31,17 @@ struct SecretServiceInteropTests {
         #expect(text.contains("attribute.access-group = test"))
     }
 
-    /// A Python with `keyring` and `secretstorage`, in a cached virtualenv.
+    /// Debian's Python with its `keyring` and `secretstorage` packages (python3-keyring,
+    /// python3-secretstorage, installed by scripts/install-deps from the package mirror:
+    /// the suite needs no network beyond it). Fails loudly when they are missing.
     static func python() throws -> String {
-        let venv = "/tmp/secitem-python-keyring"
-        let python = "\(venv)/bin/python"
-        let check = FileManager.default.isExecutableFile(atPath: python)
-            ? try runCommand(python, ["-c", "import keyring, secretstorage"], timeout: .seconds(60)) : nil
-        if check?.status == 0 { return python }
-        try? FileManager.default.removeItem(atPath: venv)
-        let made = try runCommand(try which("python3"), ["-m", "venv", venv], timeout: .seconds(120))
-        guard made.status == 0 else { throw SetupError("python3 -m venv failed: \(made.stderr)") }
-        let pip = try runCommand(
-            "\(venv)/bin/pip", ["install", "-q", "--disable-pip-version-check", "keyring", "secretstorage"],
-            timeout: .seconds(300))
-        guard pip.status == 0 else { throw SetupError("pip install keyring secretstorage failed: \(pip.stderr)") }
+        let python = "/usr/bin/python3"
+        let check = try runCommand(python, ["-c", "import keyring, secretstorage"], timeout: .seconds(60))
+        guard check.status == 0 else {
+            throw SetupError(
+                "\(python) cannot import keyring and secretstorage (\(check.stderr)); run scripts/install-deps "
+                    + "(apt-get install python3-keyring python3-secretstorage)")
+        }
         return python
     }
 
