@@ -11,9 +11,12 @@ enum ConcurrencyCases {
             let perThread = c.options.operationsPerThread
             let unexpected = Mutex<[String]>([])
             let models = Mutex<[Int: [String: Data]]>([:])
+            // Each thread's operations come from its own generator derived from one
+            // seed: SECITEM_TEST_SEED replays them (the interleaving is the scheduler's).
+            let random = SeededRandom()
             DispatchQueue.concurrentPerform(iterations: threads) { t in
                 var model: [String: Data] = [:]
-                var rng = SystemRandomNumberGenerator()
+                var rng = random.derived(t)
                 func note(_ s: String) { unexpected.withLock { if $0.count < 20 { $0.append(s) } } }
                 for i in 0..<perThread {
                     // Private keys: the thread's model predicts every status exactly.
@@ -50,10 +53,10 @@ enum ConcurrencyCases {
                 models.withLock { $0[t] = model }
             }
             let problems = unexpected.withLock { $0 }
-            try c.expect(problems.isEmpty, "unexpected statuses: \(problems)")
+            try c.expect(problems.isEmpty, "unexpected statuses: \(problems); \(random.replayHint)")
             let expected = models.withLock { $0 }.values.reduce(into: [String: Data]()) { $0.merge($1) { a, _ in a } }
             for (account, value) in expected {
-                try c.expect(c.readData("conc", account).1 == value, "final value of \(account)")
+                try c.expect(c.readData("conc", account).1 == value, "final value of \(account); \(random.replayHint)")
             }
             let q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "conc"]
             let total = try c.count(q)
@@ -61,7 +64,7 @@ enum ConcurrencyCases {
                 + (try c.count(q.merging([kSecAttrAccount as String: "shared-1"]) { $1 }))
                 + (try c.count(q.merging([kSecAttrAccount as String: "shared-2"]) { $1 }))
                 + (try c.count(q.merging([kSecAttrAccount as String: "shared-3"]) { $1 }))
-            try c.expect(total == expected.count + sharedCount, "no lost or extra items: \(total) vs \(expected.count) + \(sharedCount)")
+            try c.expect(total == expected.count + sharedCount, "no lost or extra items: \(total) vs \(expected.count) + \(sharedCount); \(random.replayHint)")
             try c.expect(sharedCount <= 4, "each shared key at most once")
         },
     ]

@@ -1,11 +1,12 @@
 import Testing
 import Foundation
-import SecItem
+import SecItemConformance
 import SecItemCore
 import SecItemMemory
 
 /// Random dictionaries through all four calls: never a crash, only documented
-/// statuses, and a failed call never changes the store.
+/// statuses, and a failed call never changes the store. Seeded: a failure names
+/// its seed; `SECITEM_TEST_SEED=N` replays it.
 @Suite("Random input")
 struct RandomInputTests {
     static let keys: [String] = [
@@ -56,9 +57,23 @@ struct RandomInputTests {
         errSecDuplicateItem, errSecMissingEntitlement,
     ]
 
+    @Test("the generator replays: the same seed gives the same dictionaries")
+    func replay() {
+        var a = SeededRandom(seed: 42)
+        var b = SeededRandom(environment: ["SECITEM_TEST_SEED": "42"])
+        #expect(b.seed == 42)
+        func text(_ d: [String: Any]) -> String { d.keys.sorted().map { "\($0)=\(d[$0]!)" }.joined(separator: ";") }
+        for _ in 0..<50 {
+            #expect(text(Self.randomDictionary(&a)) == text(Self.randomDictionary(&b)))
+        }
+        #expect(SeededRandom(environment: ["SECITEM_TEST_SEED": "0x2a"]).seed == 42)
+        #expect(SeededRandom(seed: 42).derived(0).seed != SeededRandom(seed: 42).derived(1).seed)
+    }
+
     @Test("5000 random calls")
     func randomCalls() throws {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom()
+        let replay = rng.replayHint
         let store = MemoryBackend()
         let client = SecItemClient(backend: store, accessGroups: AccessGroups(["g1", "g2"]))
         let everything = ItemQuery(itemClass: nil, accessGroups: ["g1", "g2"], synchronizable: .any)
@@ -73,10 +88,10 @@ struct RandomInputTests {
             case 2: status = client.update(query, Self.randomDictionary(&rng))
             default: status = client.delete(query)
             }
-            #expect(Self.documented.contains(status), "undocumented status \(status)")
+            #expect(Self.documented.contains(status), "round \(round): undocumented status \(status); \(replay)")
             if status != errSecSuccess {
                 let after = try Set(store.fetch(matching: everything, limit: nil))
-                #expect(before == after, "a failed call (\(status)) changed the store")
+                #expect(before == after, "round \(round): a failed call (\(status)) changed the store; \(replay)")
             }
         }
     }

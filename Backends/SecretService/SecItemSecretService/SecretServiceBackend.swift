@@ -193,6 +193,8 @@ public final class SecretServiceBackend: SecItemBackend {
     var propertyReads: Int { (try? connection.withSession { $0.propertyReads }) ?? 0 }
     /// The number of the session in use (see `Session.serial`).
     var sessionSerial: Int? { try? connection.withSession { $0.serial } }
+    /// The provider signals counted so far on the current session (`LockStateCache`); `nil` before the watch starts.
+    var lockSignals: Int32? { try? connection.withSession { $0.lockState.watch.map(Session.lockWatchGeneration) } }
     /// Reads of the collection's `Locked` so far on the current session (see `Session.lockReads`).
     var lockReads: Int { (try? connection.withSession { $0.lockReads }) ?? 0 }
 
