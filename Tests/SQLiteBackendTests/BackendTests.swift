@@ -65,19 +65,38 @@ struct BackendTests {
         let key = try makeKeyFile(dir.file("key"))
         let a = try openBackend(dir.file("k.db"), .keyFile(key))
         let b = try openBackend(dir.file("k.db"), .keyFile(key))
-        await withTaskGroup(of: Void.self) { group in
+        // Every call's outcome is kept: no error may be swallowed.
+        let failures = await withTaskGroup(of: [String].self) { group in
             for t in 0..<6 {
                 let client = SecItemClient(backend: t % 2 == 0 ? a : b, accessGroups: groups)
                 group.addTask {
+                    var failures: [String] = []
                     for i in 0..<25 {
-                        _ = try? client.addItem(genp("t\(t)-\(i)", data: "v"))
-                        _ = try? readData(client, "t\(t)-\(i)")
+                        let account = "t\(t)-\(i)"
+                        do {
+                            try client.addItem(genp(account, data: "v\(account)"))
+                            let back = try readData(client, account)
+                            if back != "v\(account)" { failures.append("\(account) read back \(back ?? "nil")") }
+                        } catch {
+                            failures.append("\(account): \(error)")
+                        }
                     }
+                    return failures
                 }
             }
+            return await group.reduce(into: []) { $0 += $1 }
         }
-        let all = try a.fetch(matching: ItemQuery(itemClass: .genericPassword, accessGroups: ["test"]), limit: nil)
-        #expect(all.count == 150)
+        #expect(failures.isEmpty, "\(failures)")
+        // Each connection sees every item the other wrote, with its own data.
+        for backend in [a, b] {
+            let all = try backend.fetch(matching: ItemQuery(itemClass: .genericPassword, accessGroups: ["test"]), limit: nil)
+            #expect(all.count == 150)
+            let accounts = Set(all.compactMap { item -> String? in
+                guard case .string(let account)? = item.attributes["acct"] else { return nil }
+                return item.data == Data("v\(account)".utf8) ? account : nil
+            })
+            #expect(accounts == Set((0..<6).flatMap { t in (0..<25).map { "t\(t)-\($0)" } }))
+        }
     }
 
     @Test("items survive closing and reopening, by another process")

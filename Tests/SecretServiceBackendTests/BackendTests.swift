@@ -310,9 +310,16 @@ struct SecretServiceBackendTests {
         let key = PrimaryKey(itemClass: .genericPassword, attributes: [
             "svce": .string(service), "acct": .string("a"), "agrp": .string("test"), "sync": .number(0),
         ])
-        #expect(ItemCodec.primaryKeyHash(key, namespace: nil) != ItemCodec.primaryKeyHash(key, namespace: "x"))
+        // The hash computed from the key alone finds exactly the item each store wrote.
+        let namespaced = ItemCodec.primaryKeyHash(key, namespace: backend.configuration.namespace)
+        let unnamespaced = ItemCodec.primaryKeyHash(key, namespace: nil)
+        #expect(namespaced != unnamespaced)
         #expect(ItemCodec.primaryKeyHash(key, namespace: "x") != ItemCodec.primaryKeyHash(key, namespace: "y"))
-        #expect(ItemCodec.primaryKeyHash(key, namespace: "x") == ItemCodec.primaryKeyHash(key, namespace: "x"))
+        let inNamespace = try backend.searchPaths([ItemCodec.Reserved.primaryKey: namespaced])
+        let outside = try backend.searchPaths([ItemCodec.Reserved.primaryKey: unnamespaced])
+        #expect(inNamespace.count == 1 && outside.count == 1 && inNamespace != outside, "\(inNamespace) \(outside)")
+        let all = try backend.searchPaths(["service": service])
+        #expect(Set(all) == Set(inNamespace + outside))
     }
 
     @Test("the collection is the default alias, never session")

@@ -191,6 +191,12 @@ public final class SecretServiceBackend: SecItemBackend {
 
     /// Item property reads sent so far on the current session (see `Session.propertyReads`).
     var propertyReads: Int { (try? connection.withSession { $0.propertyReads }) ?? 0 }
+    /// The paths of the items having at least `attributes`, in any namespace (tests
+    /// check what the backend stored against what they compute independently).
+    func searchPaths(_ attributes: [String: String]) throws(SecItemError) -> [String] {
+        try connection.withSession { (session) throws(SecItemError) -> [String] in try session.search(attributes) }
+    }
+
     /// The number of the session in use (see `Session.serial`).
     var sessionSerial: Int? { try? connection.withSession { $0.serial } }
     /// The provider signals counted so far on the current session (`LockStateCache`); `nil` before the watch starts.
