@@ -136,10 +136,22 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // What every test target shares: one child-process runner, one private D-Bus
+        // daemon, one query builder. Core and Foundation only.
+        .target(name: "SecItemTestSupport", dependencies: ["SecItemCore"], path: "Tests/SecItemTestSupport"),
+        // The core's own tests link the core and the memory backend only (no libsecret,
+        // no OpenSSL): `swift build --target SecItemCoreTests` builds without them.
         .testTarget(
             name: "SecItemCoreTests",
-            dependencies: ["SecItemCore", "SecItemMemory", "SecItem", "SecItemKeychain"],
+            dependencies: ["SecItemCore", "SecItemMemory", "SecItemConformance"],
             path: "Tests/SecItemCoreTests"
+        ),
+        // The umbrella's surface: Apple's API, the process configuration and backend
+        // registry, the typed layer.
+        .testTarget(
+            name: "SecItemTests",
+            dependencies: ["SecItem", "SecItemCore", "SecItemMemory", "SecItemKeychain", "SecItemTestSupport"],
+            path: "Tests/SecItemTests"
         ),
         .testTarget(
             name: "ConformanceTests",
@@ -148,18 +160,21 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLiteBackendTests",
-            dependencies: ["SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSQLiteHelper"],
+            dependencies: [
+                "SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSQLiteHelper",
+                "SecItemTestSupport", "SecItemConformance",
+            ],
             path: "Tests/SQLiteBackendTests"
         ),
         // The child process the file backend's crash and multi-process tests run.
         .executableTarget(
             name: "SecItemSQLiteHelper",
-            dependencies: ["SecItemSQLite", "SecItemCore"],
+            dependencies: ["SecItemSQLite", "SecItemCore", "SecItemTestSupport"],
             path: "Tests/SQLiteHelperProcess"
         ),
         .testTarget(
             name: "SecretServiceBackendTests",
-            dependencies: ["SecItemSecretService", "SecItem", "SecItemCore", "SecretServiceTestHelper"],
+            dependencies: ["SecItemSecretService", "SecItem", "SecItemCore", "SecretServiceTestHelper", "SecItemTestSupport"],
             path: "Tests/SecretServiceBackendTests"
         ),
         // A child process for SecretServiceBackendTests (racing adds, broken environments).
@@ -176,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ExampleTests",
-            dependencies: ["SecItem"],
+            dependencies: ["SecItem", "SecItemTestSupport"],
             path: "Tests/ExampleTests"
         ),
         // Source compatibility (issue 15): keychain code written as for Apple platforms, and a
@@ -204,7 +219,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "CSecItemSQLite3"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "CSecItemSQLite3", "SecItemTestSupport"],
             path: "Tests/CLITests"
         ),
     ]

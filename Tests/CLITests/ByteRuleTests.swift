@@ -1,4 +1,5 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 
 /// Issue 14: secrets pass byte for byte, and a typed argument is never echoed.

@@ -1,25 +1,13 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 
 /// The built `secitem` executable, run as a user would, with a private home.
 struct CLI {
-    /// The directory holding the package's built executables (next to the test bundle).
-    static let executable: URL = {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.pathComponents.count > 1
-            && !FileManager.default.fileExists(atPath: url.appendingPathComponent("secitem").path)
-        {
-            url.deleteLastPathComponent()
-        }
-        return url.appendingPathComponent("secitem")
-    }()
+    /// The built `secitem`, next to the test bundle.
+    static let executable = URL(fileURLWithPath: (try? Executables.built("secitem")) ?? "secitem")
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var stdoutData: Data
-    }
+    typealias Result = ProcessOutput
 
     /// A fresh temporary directory holding this CLI's data and config.
     let root: URL
@@ -53,7 +41,7 @@ struct CLI {
         }
     }
 
-    enum CLIError: Error { case noSecretService, timeout }
+    enum CLIError: Error { case noSecretService }
 
     /// Runs `secitem arguments…` with `stdin` as standard input.
     @discardableResult
@@ -63,59 +51,15 @@ struct CLI {
 
     func run(_ arguments: [String], stdinData: Data?, environment extra: [String: String?] = [:]) throws -> Result {
         let process = try start(arguments, environment: extra)
-        if let stdinData { try process.stdin.fileHandleForWriting.write(contentsOf: stdinData) }
-        try process.stdin.fileHandleForWriting.close()
+        if let stdinData { try process.send(stdinData) }
         return try process.finish()
     }
 
-    /// A started process whose stdin is still open.
-    final class Running {
-        let process = Process()
-        let stdin = Pipe()
-        let outURL: URL
-        let errURL: URL
-
-        init(outURL: URL, errURL: URL) {
-            self.outURL = outURL
-            self.errURL = errURL
-        }
-
-        func finish(timeout: TimeInterval = 60) throws -> Result {
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning {
-                if Date() > deadline {
-                    kill(process.processIdentifier, SIGKILL)
-                    throw CLIError.timeout
-                }
-                usleep(5_000)
-            }
-            let out = (try? Data(contentsOf: outURL)) ?? Data()
-            let err = (try? Data(contentsOf: errURL)) ?? Data()
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-            return Result(
-                status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                stderr: String(decoding: err, as: UTF8.self), stdoutData: out)
-        }
-    }
-
-    func start(_ arguments: [String], environment extra: [String: String?] = [:]) throws -> Running {
-        let id = UUID().uuidString
-        let running = Running(
-            outURL: root.appendingPathComponent("out-\(id)"), errURL: root.appendingPathComponent("err-\(id)"))
-        _ = FileManager.default.createFile(atPath: running.outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: running.errURL.path, contents: nil)
-        let process = running.process
-        process.executableURL = Self.executable
-        process.arguments = arguments
+    /// A started `secitem` whose stdin is still open (the shared runner).
+    func start(_ arguments: [String], environment extra: [String: String?] = [:]) throws -> ChildProcess {
         var env = environment
         for (key, value) in extra { env[key] = value }
-        process.environment = env
-        process.standardInput = running.stdin
-        process.standardOutput = try FileHandle(forWritingTo: running.outURL)
-        process.standardError = try FileHandle(forWritingTo: running.errURL)
-        try process.run()
-        return running
+        return try ChildProcess(Self.executable.path, arguments, environment: env)
     }
 
     /// Writes the config file.

@@ -1,4 +1,5 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 
 @Suite("secitem diagnose and the automatic choice")
@@ -27,7 +28,7 @@ struct DiagnoseTests {
     func busWithoutProvider() throws {
         let cli = try CLI(backend: nil, bus: false)
         defer { cli.remove() }
-        let bus = try PrivateBus(directory: cli.root)
+        let bus = try PrivateDBus(directory: cli.root)
         defer { bus.stop() }
         let start = Date()
         let result = try cli.run(["diagnose"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
@@ -124,44 +125,5 @@ struct ExitStatusTests {
         #expect(result.status == 53)
         #expect(result.stderr.contains("No keychain is available."))
         #expect(result.stderr.contains("session bus"))
-    }
-}
-
-/// A private D-Bus session bus with no services at all (no activation either).
-struct PrivateBus {
-    let process: Process
-    let address: String
-
-    init(directory: URL) throws {
-        let socket = directory.appendingPathComponent("bus").path
-        let config = directory.appendingPathComponent("bus.conf")
-        try Data("""
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(socket)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.utf8).write(to: config)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nosyslog"]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(5)
-        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(10_000) }
-        address = "unix:path=\(socket)"
-    }
-
-    func stop() {
-        // SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 
 @Suite("secitem password verbs")
@@ -118,8 +119,8 @@ struct PasswordVerbTests {
         let arguments = String(decoding: cmdline, as: UTF8.self)
         #expect(arguments.contains("add-generic-password"))
         #expect(!arguments.contains(secret))
-        try running.stdin.fileHandleForWriting.write(contentsOf: Data(secret.utf8))
-        try running.stdin.fileHandleForWriting.close()
+        try running.send(Data(secret.utf8))
+        running.closeInput()
         let result = try running.finish()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try cli.run(["find-generic-password", "-a", "proc", "-s", "cmdline", "-w"]).stdout == secret + "\n")

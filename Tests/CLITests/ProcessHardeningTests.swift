@@ -1,4 +1,5 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import SecItem
 import SecItemCore
 import SecItemTools
 import SecItemMemory
+import SecItemTestSupport
 import Testing
 
 @Suite("secitem export, import, migrate, rekey, verify")

@@ -1,31 +1,15 @@
 import Testing
 import Foundation
+import SecItemTestSupport
 
 /// Runs the example programs kept in the repository as a user would.
 enum ExamplePrograms {
-    /// The directory holding the package's built executables (next to the test bundle).
-    static var productsDirectory: URL {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.pathComponents.count > 1 && !FileManager.default.fileExists(atPath: url.appendingPathComponent("KeychainHelperExample").path) {
-            url.deleteLastPathComponent()
-        }
-        return url
-    }
-
     /// Runs `name` with extra environment; returns exit status and standard output.
     static func run(_ name: String, environment: [String: String], arguments: [String] = []) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent(name)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
-        process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let output = try ChildProcess.run(try Executables.built(name), arguments, environment: env, timeout: .seconds(120))
+        return (output.status, output.stdout)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemConformance
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import Testing
@@ -19,7 +20,7 @@ struct ProcessTests {
             // Kill at a random moment: during start-up and open, or mid-stream.
             usleep(UInt32.random(in: 5_000...120_000))
             child.kill()
-            let lines = child.finish()
+            let lines = try child.finish()
             #expect(child.process.terminationReason == .uncaughtSignal, "run \(run) exited on its own: \(lines.suffix(2))")
             acknowledged += lines.map { "r\(run)-\($0)" }
         }
@@ -49,15 +50,17 @@ struct ProcessTests {
         let key = try makeKeyFile(dir.file("key"))
         let db = dir.file("k.db")
         let backend = try openBackend(db, .keyFile(key))
+        // Each child's operations come from a seed derived from one (SECITEM_TEST_SEED replays them).
+        let random = SeededRandom()
         let children = try (0..<4).map { p in
-            try Child(["mixed", db, "\(p)", "500", "\(UInt64.random(in: 1...UInt64.max))"], keyFile: key)
+            try Child(["mixed", db, "\(p)", "500", "\(random.derived(p).seed)"], keyFile: key)
         }
-        let outputs = children.map { $0.finish() }
+        let outputs = try children.map { try $0.finish() }
         for (p, (child, lines)) in zip(children, outputs).enumerated() {
-            #expect(child.process.terminationStatus == 0, "process \(p)")
-            #expect(lines.last == "done", "process \(p) did not finish")
+            #expect(child.process.terminationStatus == 0, "process \(p); \(random.replayHint)")
+            #expect(lines.last == "done", "process \(p) did not finish; \(random.replayHint)")
             #expect(lines.filter { $0.hasPrefix("unexpected") || $0.hasPrefix("inconsistent") }.isEmpty,
-                    "process \(p): \(lines.filter { $0.hasPrefix("unexpected") || $0.hasPrefix("inconsistent") })")
+                    "process \(p): \(lines.filter { $0.hasPrefix("unexpected") || $0.hasPrefix("inconsistent") }); \(random.replayHint)")
         }
         let client = SecItemClient(backend: backend, accessGroups: groups)
         let everything = try backend.fetch(

@@ -3,6 +3,7 @@ import Foundation
 import SecItem
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
+import SecItemTestSupport
 
 /// A private temporary directory, removed when the value is freed.
 final class TempDir {
@@ -36,9 +37,7 @@ func openBackend(_ path: String, _ source: SQLiteBackend.KeySource) throws -> SQ
 }
 
 func genp(_ account: String, service: String = "svc", data: String? = nil) -> [String: Any] {
-    var q: [String: Any] = ["class": "genp", "svce": service, "acct": account]
-    if let data { q["v_Data"] = Data(data.utf8) }
-    return q
+    Query.genericPassword(service, account, data.map { [kSecValueData as String: Data($0.utf8)] } ?? [:])
 }
 
 /// The data of the one item with this account, through the full SecItem path.
@@ -132,81 +131,39 @@ final class RawDB {
     }
 }
 
-/// The helper executable, built next to the test bundle.
-func helperPath() -> String {
+/// The helper executable, built next to the test bundle (or `SECITEM_SQLITE_HELPER`).
+func helperPath() throws -> String {
     if let explicit = ProcessInfo.processInfo.environment["SECITEM_SQLITE_HELPER"] { return explicit }
-    var candidates: [URL] = []
-    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-    if let exe = Bundle.main.executableURL { candidates.append(exe.deletingLastPathComponent()) }
-    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
-    for dir in candidates {
-        var d = dir
-        for _ in 0..<4 {
-            let p = d.appendingPathComponent("SecItemSQLiteHelper").path
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-            d = d.deletingLastPathComponent()
-        }
-    }
-    return "SecItemSQLiteHelper"
+    return try Executables.built("SecItemSQLiteHelper")
 }
 
-/// A running helper process with its stdout collected line by line.
-final class Child: @unchecked Sendable {
-    // @unchecked: `lines` and `buffer` are only touched under `lock`.
-    let process = Process()
-    private let lock = NSLock()
-    private var buffer = Data()
-    private var collected: [String] = []
-    private let done = DispatchSemaphore(value: 0)
+/// A running helper process (the shared runner) with the key file in its environment.
+final class Child {
+    private let child: ChildProcess
+    var process: Process { child.process }
 
     init(_ arguments: [String], keyFile: String) throws {
-        process.executableURL = URL(fileURLWithPath: helperPath())
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["SECITEM_KEY_FILE"] = keyFile
-        process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.standardError
-        let handle = pipe.fileHandleForReading
-        let thread = Thread { [self] in
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                lock.lock()
-                buffer.append(chunk)
-                while let nl = buffer.firstIndex(of: 0x0A) {
-                    collected.append(String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...nl)
-                }
-                lock.unlock()
-            }
-            done.signal()
-        }
-        try process.run()
-        thread.start()
+        child = try ChildProcess(try helperPath(), arguments, environment: env, inheritStderr: true)
     }
 
-    var lines: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return collected
-    }
+    /// The complete lines printed so far.
+    var lines: [String] { child.lines }
 
-    func kill() { Glibc.kill(process.processIdentifier, SIGKILL) }
+    func kill() { child.signal(SIGKILL) }
 
-    /// Waits for exit and for stdout to close; returns complete lines.
-    func finish() -> [String] {
-        process.waitUntilExit()
-        done.wait()
-        return lines
+    /// Waits for exit; returns complete lines.
+    func finish() throws -> [String] {
+        _ = try child.finish(timeout: .seconds(600))
+        return child.lines
     }
 }
 
 /// Runs the helper to completion.
 func runHelper(_ arguments: [String], keyFile: String) throws -> (lines: [String], status: Int32) {
     let child = try Child(arguments, keyFile: keyFile)
-    let lines = child.finish()
+    let lines = try child.finish()
     return (lines, child.process.terminationStatus)
 }
 

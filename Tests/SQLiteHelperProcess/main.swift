@@ -12,6 +12,7 @@
 import Foundation
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
+import SecItemTestSupport
 
 func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -34,9 +35,7 @@ do {
 }
 let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
 
-func query(_ service: String, _ account: String) -> [String: Any] {
-    ["class": "genp", "svce": service, "acct": account]
-}
+func query(_ service: String, _ account: String) -> [String: Any] { Query.genericPassword(service, account) }
 
 func status(_ body: () throws(SecItemError) -> Void) -> OSStatus {
     do {

@@ -2,6 +2,7 @@ import Foundation
 import SecItem
 import SecItemCore
 @testable import SecItemSecretService
+import SecItemTestSupport
 import Testing
 
 /// The backend against the shared gnome-keyring-daemon; each test has a
@@ -17,12 +18,7 @@ struct SecretServiceBackendTests {
     }
 
     private func genp(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> [String: Any] {
-        var query: [String: Any] = [
-            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-            kSecAttrAccount as String: account,
-        ]
-        query.merge(extra) { _, new in new }
-        return query
+        Query.genericPassword(service, account, extra)
     }
 
     @Test("secrets round-trip byte-exact: NUL bytes, invalid UTF-8, 256 KiB")

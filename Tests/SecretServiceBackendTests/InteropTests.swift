@@ -2,6 +2,7 @@ import Foundation
 import SecItem
 import SecItemCore
 import SecItemSecretService
+import SecItemTestSupport
 import Testing
 
 /// Other Secret Service clients read what the backend stores.
@@ -19,10 +20,10 @@ struct SecretServiceInteropTests {
         let tool = try which("secret-tool")
         let lookup = try runCommand(tool, ["lookup", "service", service, "account", "alice"], timeout: .seconds(20))
         #expect(lookup.status == 0, "\(lookup.stderr)")
-        #expect(lookup.stdout == secret)
+        #expect(lookup.stdoutData == secret)
 
         let search = try runCommand(tool, ["search", "--all", "service", service], timeout: .seconds(20))
-        let text = String(decoding: search.stdout, as: UTF8.self) + search.stderr
+        let text = search.stdout + search.stderr
         #expect(text.contains("label = \(service) (alice)"))
         #expect(text.contains("attribute.account = alice"))
         #expect(text.contains("attribute.username = alice"))
@@ -64,7 +65,7 @@ struct SecretServiceInteropTests {
             """
         let result = try runCommand(python, ["-c", script, service, "bob"], environment: env, timeout: .seconds(60))
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(String(decoding: result.stdout, as: UTF8.self) == password)
+        #expect(result.stdout == password)
     }
 }
 

@@ -2,13 +2,11 @@ import Foundation
 import SecItem
 import SecItemCore
 import SecItemSecretService
+import SecItemTestSupport
 import Testing
 
 /// A test precondition that failed: the message says what to do.
-struct SetupError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
+typealias SetupError = TestSetupError
 
 /// The shared Secret Service the tests run against: the private session that
 /// `scripts/with-secret-service` starts around `swift test`. Missing → every test
@@ -42,74 +40,15 @@ enum SharedService {
 
 // MARK: Processes
 
-/// The output of a finished command.
-struct CommandResult {
-    var status: Int32
-    var stdout: Data
-    var stderr: String
-}
-
-/// Runs a command to completion, killing it after `timeout`. Output goes through
-/// files, so a chatty command cannot block on a full pipe.
+/// Runs a command to completion (the shared runner), killing it after `timeout`.
 func runCommand(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: Data? = nil,
     timeout: Duration = .seconds(60)
-) throws -> CommandResult {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ss-cmd-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let out = dir.appendingPathComponent("out")
-    let err = dir.appendingPathComponent("err")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
-    let input = Pipe()
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(stdin) }
-    try input.fileHandleForWriting.close()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-        if ContinuousClock.now > deadline {
-            kill(process.processIdentifier, SIGKILL)  // children inherit a mask that blocks SIGTERM
-            process.waitUntilExit()
-            throw SetupError("\(executable) \(arguments.first ?? "") did not finish within \(timeout)")
-        }
-        usleep(5_000)
-    }
-    return CommandResult(
-        status: process.terminationStatus, stdout: (try? Data(contentsOf: out)) ?? Data(),
-        stderr: String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))
+) throws -> ProcessOutput {
+    try ChildProcess.run(executable, arguments, environment: environment, stdin: stdin, timeout: timeout)
 }
 
-/// Finds a program on PATH.
-func which(_ name: String) throws -> String {
-    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-        let path = "\(dir)/\(name)"
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    throw SetupError("\(name) is not installed (scripts/with-secret-service installs it)")
-}
-
-/// The helper executable built next to the test bundle.
-func helperPath() throws -> String {
-    var candidates: [URL] = []
-    if let exe = Bundle.main.executableURL { candidates.append(exe.deletingLastPathComponent()) }
-    candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-    for var dir in candidates {
-        for _ in 0..<4 {
-            let path = dir.appendingPathComponent("SecretServiceTestHelper").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-            dir = dir.deletingLastPathComponent()
-        }
-    }
-    throw SetupError("SecretServiceTestHelper was not built next to the tests")
-}
+func which(_ name: String) throws -> String { try Executables.which(name) }
 
 /// A `SecretServiceTestHelper repl` child: one command per line, one result per line.
 final class HelperProcess {
@@ -120,52 +59,27 @@ final class HelperProcess {
         var detail: String
     }
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private var buffer = Data()
+    private let child: ChildProcess
+    private var replies = 0
 
     init(environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: try helperPath())
-        process.arguments = ["repl"]
-        process.environment = environment
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        child = try ChildProcess(try Executables.built("SecretServiceTestHelper"), ["repl"], environment: environment)
     }
 
     deinit {
-        try? input.fileHandleForWriting.close()  // the helper exits at end of input
-        let deadline = ContinuousClock.now + .seconds(5)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        child.closeInput()  // the helper exits at end of input
+        _ = try? child.finish(timeout: .seconds(5))
     }
 
     func send(_ command: String) {
-        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+        try? child.send(Data((command + "\n").utf8))
     }
 
     /// Reads the next reply, failing after `timeout` instead of hanging.
     func reply(timeout: Duration = .seconds(30)) throws -> Reply {
-        let fd = output.fileHandleForReading.fileDescriptor
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return Self.parse(line)
-            }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw SetupError("the helper did not answer within \(timeout)") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ms = Int32(clamping: left.components.seconds * 1000 + 1)
-            guard poll(&pfd, 1, ms) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            guard n > 0 else { throw SetupError("the helper exited without answering") }
-            buffer.append(contentsOf: chunk[0..<n])
-        }
+        let line = try child.line(replies, timeout: timeout)
+        replies += 1
+        return Self.parse(line)
     }
 
     func run(_ command: String, timeout: Duration = .seconds(30)) throws -> Reply {
@@ -197,8 +111,8 @@ final class HelperProcess {
 final class PrivateSession {
     let directory: URL
     let address: String
-    private let bus = Process()
-    private(set) var keyring: Process?
+    private let bus: PrivateDBus
+    private(set) var keyring: ChildProcess?
 
     init(withKeyring: Bool) throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("ss-private-\(UUID().uuidString.prefix(8))")
@@ -207,38 +121,8 @@ final class PrivateSession {
             try fm.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
         try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:dir=\(directory.path)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
-        let configPath = directory.appendingPathComponent("bus.conf").path
-        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        let pipe = Pipe()
-        bus.executableURL = URL(fileURLWithPath: try which("dbus-daemon"))
-        bus.arguments = ["--config-file=\(configPath)", "--nofork", "--print-address=1"]
-        bus.standardOutput = pipe
-        bus.standardError = FileHandle.nullDevice
-        try bus.run()
-        var line = Data()
-        let fd = pipe.fileHandleForReading.fileDescriptor
-        while !line.contains(0x0A) {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 10_000) > 0 else { throw SetupError("the private dbus-daemon printed no address") }
-            var byte: UInt8 = 0
-            guard read(fd, &byte, 1) == 1 else { throw SetupError("the private dbus-daemon exited") }
-            line.append(byte)
-        }
-        address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        bus = try PrivateDBus(directory: directory)
+        address = bus.address
         if withKeyring { try startKeyring() }
     }
 
@@ -257,19 +141,13 @@ final class PrivateSession {
     }
 
     func startKeyring() throws {
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: try which("gnome-keyring-daemon"))
-        daemon.arguments = ["--foreground", "--unlock", "--components=secrets"]
-        daemon.environment = environment
-        let input = Pipe()
-        daemon.standardInput = input
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
+        let daemon = try ChildProcess(
+            try which("gnome-keyring-daemon"), ["--foreground", "--unlock", "--components=secrets"],
+            environment: environment)
         keyring = daemon
         // A throwaway password, on stdin only.
-        input.fileHandleForWriting.write(Data(UUID().uuidString.utf8))
-        try input.fileHandleForWriting.close()
+        try daemon.send(Data(UUID().uuidString.utf8))
+        daemon.closeInput()
         let wait = try runCommand(
             try which("gdbus"), ["wait", "--session", "--timeout", "15", "org.freedesktop.secrets"],
             environment: environment, timeout: .seconds(20))
@@ -291,24 +169,18 @@ final class PrivateSession {
     }
 
     func signalKeyring(_ signal: Int32) {
-        if let keyring, keyring.isRunning { kill(keyring.processIdentifier, signal) }
+        keyring?.signal(signal)
     }
 
     func killKeyring() {
         guard let keyring else { return }
-        if keyring.isRunning { kill(keyring.processIdentifier, SIGKILL) }
-        keyring.waitUntilExit()
+        keyring.signal(SIGKILL)
+        _ = try? keyring.finish(timeout: .seconds(10))
     }
 
     deinit {
-        if let keyring, keyring.isRunning {
-            kill(keyring.processIdentifier, SIGKILL)
-            keyring.waitUntilExit()
-        }
-        if bus.isRunning {
-            kill(bus.processIdentifier, SIGKILL)  // dbus-daemon does not always stop on SIGTERM
-            bus.waitUntilExit()
-        }
+        killKeyring()
+        bus.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }
