@@ -60,7 +60,7 @@ public final class MemoryBackend: SecItemBackend {
         var byAttribute: [AttributeIndexKey: Set<UUID>] = [:]
         var faults: [Fault] = []
 
-        static let indexedAttributes = ["svce", "acct", "srvr", "labl"]
+        static let indexedAttributes = Schema.indexedAttributes
 
         static func indexKeys(of item: StoredItem) -> [AttributeIndexKey] {
             indexedAttributes.compactMap { key in

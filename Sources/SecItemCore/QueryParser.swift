@@ -103,13 +103,13 @@ struct ParsedDictionary {
         // reported every time.
         let classAndRef = (parsed.itemClass, parsed.persistentRef)
         do {
-            for (key, value) in dictionary where key != "class" || role == .changes {
+            for (key, value) in dictionary where key != kSecClass || role == .changes {
                 try parsed.take(key: key, raw: RawValue(value), role: role, entitlements: entitlements)
             }
         } catch {
             parsed = ParsedDictionary()
             (parsed.itemClass, parsed.persistentRef) = classAndRef
-            for key in dictionary.keys.sorted() where key != "class" || role == .changes {
+            for key in dictionary.keys.sorted() where key != kSecClass || role == .changes {
                 try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role, entitlements: entitlements)
             }
             throw error
@@ -132,8 +132,8 @@ struct ParsedDictionary {
     /// `dictionary["class"]`: for the few keys of a typical query, comparing them is
     /// cheaper than hashing one.
     private static func classValue(in dictionary: [String: Any]) -> Any? {
-        guard dictionary.count <= 8 else { return dictionary["class"] }
-        return dictionary.keys.firstIndex { $0 == "class" }.map { dictionary.values[$0] }
+        guard dictionary.count <= 8 else { return dictionary[kSecClass] }
+        return dictionary.keys.firstIndex { $0 == kSecClass }.map { dictionary.values[$0] }
     }
 
     private mutating func take(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)

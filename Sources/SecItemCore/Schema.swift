@@ -25,61 +25,57 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
         assert(self == ItemClass(rawValue: name))
     }
 
-    /// The kind of the class's attribute with `code`, or `nil` when the class has
-    /// no such attribute: one lookup tells both.
-    func attributeKind(of code: AttributeCode) -> AttributeKind? {
+    /// The class's attribute table (``ClassSchema``); `nil` for identities, which are not stored.
+    var schema: ClassSchema? {
         switch self {
-        case .genericPassword: return Schema.genpKinds.kind(of: code)
-        case .internetPassword: return Schema.inetKinds.kind(of: code)
-        case .certificate: return Schema.certKinds.kind(of: code)
-        case .key: return Schema.keysKinds.kind(of: code)
+        case .genericPassword: return Schema.genericPassword
+        case .internetPassword: return Schema.internetPassword
+        case .certificate: return Schema.certificate
+        case .key: return Schema.key
         case .identity: return nil
         }
     }
 
+    /// The kind of the class's attribute with `code`, or `nil` when the class has
+    /// no such attribute: one lookup tells both.
+    func attributeKind(of code: AttributeCode) -> AttributeKind? { schema?.kinds.kind(of: code) }
+
     /// The class's own primary-key attributes (without `agrp` and `sync`) with their codes and kinds.
-    var classKeyKinds: [KeyAttribute] {
-        switch self {
-        case .genericPassword: return Schema.genpClassKeyKinds
-        case .internetPassword: return Schema.inetClassKeyKinds
-        case .certificate: return Schema.certClassKeyKinds
-        case .key: return Schema.keysClassKeyKinds
-        case .identity: return []
-        }
-    }
+    var classKeyKinds: [KeyAttribute] { schema?.classKeyKinds ?? [] }
 
     /// ``primaryKeyAttributes`` with their codes and kinds, for building keys without lookups.
-    var primaryKeyKinds: [KeyAttribute] {
-        switch self {
-        case .genericPassword: return Schema.genpPrimaryKeyKinds
-        case .internetPassword: return Schema.inetPrimaryKeyKinds
-        case .certificate: return Schema.certPrimaryKeyKinds
-        case .key: return Schema.keysPrimaryKeyKinds
-        case .identity: return []
-        }
-    }
+    var primaryKeyKinds: [KeyAttribute] { schema?.primaryKeyKinds ?? [] }
 
     /// The attribute keys an item of this class may carry (contract §4).
-    public var attributeKeys: Set<String> {
-        switch self {
-        case .genericPassword: return Schema.genpAttributes
-        case .internetPassword: return Schema.inetAttributes
-        case .certificate: return Schema.certAttributes
-        case .key: return Schema.keysAttributes
-        case .identity: return []
-        }
-    }
+    public var attributeKeys: Set<String> { schema?.attributes ?? [] }
 
     /// The attributes that make an item unique, in canonical order (contract §3),
     /// including `agrp` and `sync`, which are in every class's primary key.
-    public var primaryKeyAttributes: [String] {
-        switch self {
-        case .genericPassword: return Schema.genpPrimaryKey
-        case .internetPassword: return Schema.inetPrimaryKey
-        case .certificate: return Schema.certPrimaryKey
-        case .key: return Schema.keysPrimaryKey
-        case .identity: return []
-        }
+    public var primaryKeyAttributes: [String] { schema?.primaryKey ?? [] }
+}
+
+/// One class's attribute table (contract §3–4): the attributes it may carry and
+/// their kinds, and its primary key, with what the hot paths look up precomputed.
+/// A class, so that ``ItemClass/schema`` hands out one reference instead of
+/// copying five collections on every attribute lookup of the parser.
+final class ClassSchema: Sendable {
+    /// The attribute keys an item of the class may carry.
+    let attributes: Set<String>
+    /// The same keys with their kinds, searched by code (no String hashing on the lookup path).
+    let kinds: AttributeKindTable
+    /// The primary key, in canonical order, `agrp` and `sync` included.
+    let primaryKey: [String]
+    /// ``primaryKey`` with codes and kinds, so keys are built without lookups.
+    let primaryKeyKinds: [KeyAttribute]
+    /// ``primaryKeyKinds`` without `agrp` and `sync` (the class's own key attributes).
+    let classKeyKinds: [KeyAttribute]
+
+    init(own: Set<String>, primaryKey: [String]) {
+        attributes = Schema.common.union(own)
+        kinds = AttributeKindTable(attributes)
+        self.primaryKey = primaryKey
+        primaryKeyKinds = primaryKey.map { (name: $0, code: AttributeCode($0), kind: Schema.kind(of: $0)) }
+        classKeyKinds = primaryKeyKinds.filter { $0.code != .accessGroup && $0.code != .synchronizable }
     }
 }
 
@@ -101,38 +97,33 @@ public enum AttributeKind: Sendable, Hashable {
 
 /// The attribute tables of the contract, in one place.
 public enum Schema {
+    /// The attributes every class carries.
     static let common: Set<String> = ["agrp", "pdmn", "accc", "sync", "cdat", "mdat", "tkid"]
 
-    static let genpAttributes = common.union([
-        "acct", "svce", "gena", "desc", "icmt", "crtr", "type", "labl", "invi", "nega", "alis", "scrp", "cusi",
-    ])
-    static let inetAttributes = common.union([
-        "acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "desc", "icmt", "crtr", "type", "labl",
-        "invi", "nega", "alis", "scrp", "cusi",
-    ])
-    static let certAttributes = common.union(["ctyp", "cenc", "labl", "alis", "subj", "issr", "slnr", "skid", "pkhh"])
-    static let keysAttributes = common.union([
-        "kcls", "labl", "alis", "perm", "priv", "modi", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat",
-        "edat", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap",
-        "unwp",
-    ])
+    /// One table per class (``ItemClass/schema``).
+    static let genericPassword = ClassSchema(
+        own: ["acct", "svce", "gena", "desc", "icmt", "crtr", "type", "labl", "invi", "nega", "alis", "scrp", "cusi"],
+        primaryKey: ["acct", "svce", "agrp", "sync"])
+    static let internetPassword = ClassSchema(
+        own: [
+            "acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "desc", "icmt", "crtr", "type", "labl", "invi", "nega",
+            "alis", "scrp", "cusi",
+        ],
+        primaryKey: ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"])
+    static let certificate = ClassSchema(
+        own: ["ctyp", "cenc", "labl", "alis", "subj", "issr", "slnr", "skid", "pkhh"],
+        primaryKey: ["ctyp", "issr", "slnr", "agrp", "sync"])
+    static let key = ClassSchema(
+        own: [
+            "kcls", "labl", "alis", "perm", "priv", "modi", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat",
+            "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap", "unwp",
+        ],
+        primaryKey: ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"])
 
-    static let genpPrimaryKey = ["acct", "svce", "agrp", "sync"]
-    static let inetPrimaryKey = ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path", "agrp", "sync"]
-    static let certPrimaryKey = ["ctyp", "issr", "slnr", "agrp", "sync"]
-    static let keysPrimaryKey = ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"]
-    static let genpKinds = AttributeKindTable(genpAttributes)
-    static let inetKinds = AttributeKindTable(inetAttributes)
-    static let certKinds = AttributeKindTable(certAttributes)
-    static let keysKinds = AttributeKindTable(keysAttributes)
-    static let genpClassKeyKinds = genpPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
-    static let inetClassKeyKinds = inetPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
-    static let certClassKeyKinds = certPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
-    static let keysClassKeyKinds = keysPrimaryKeyKinds.filter { $0.0 != "agrp" && $0.0 != "sync" }
-    static let genpPrimaryKeyKinds = genpPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
-    static let inetPrimaryKeyKinds = inetPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
-    static let certPrimaryKeyKinds = certPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
-    static let keysPrimaryKeyKinds = keysPrimaryKey.map { (name: $0, code: AttributeCode($0), kind: kind(of: $0)) }
+    /// The attributes backends index for lookup (an exact-match constraint on one
+    /// narrows a search before the matcher runs), in a fixed order: the file
+    /// backend's keyed-hash columns follow it, so changing it is a format change.
+    public static let indexedAttributes = ["svce", "acct", "srvr", "labl"]
 
     static let blobKeys: Set<String> = [
         "acct", "svce", "labl", "desc", "icmt", "gena", "sdmn", "srvr", "atyp", "path", "atag", "alis", "accc",

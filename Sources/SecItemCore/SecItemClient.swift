@@ -115,10 +115,10 @@ public struct SecItemClient: Sendable {
         }
         var newAttributes = changes.attributes
         // Dates are the keychain's: creation stays, modification becomes now.
-        newAttributes["cdat"] = nil
-        newAttributes["mdat"] = nil
-        if let group = changes.accessGroup { newAttributes["agrp"] = .string(group) }
-        if let sync = changes.synchronizable { newAttributes["sync"] = .number(sync == .yes ? 1 : 0) }
+        newAttributes[kSecAttrCreationDate] = nil
+        newAttributes[kSecAttrModificationDate] = nil
+        if let group = changes.accessGroup { newAttributes[kSecAttrAccessGroup] = .string(group) }
+        if let sync = changes.synchronizable { newAttributes[kSecAttrSynchronizable] = .number(sync == .yes ? 1 : 0) }
         let newData = changes.data
         let now = Date()
         let itemQuery = try makeQuery(parsed)
@@ -127,10 +127,10 @@ public struct SecItemClient: Sendable {
             item.attributes.merge(newAttributes) { _, new in new }
             if let newData { item.data = newData }
             var modified = now
-            if case .date(let previous)? = old.attributes["mdat"], modified <= previous {
+            if case .date(let previous)? = old.attributes[kSecAttrModificationDate], modified <= previous {
                 modified = previous.addingTimeInterval(0.001)
             }
-            item.attributes["mdat"] = .date(modified)
+            item.attributes[kSecAttrModificationDate] = .date(modified)
             return item
         }
         guard count > 0 else { throw SecItemError(errSecItemNotFound) }
@@ -197,14 +197,14 @@ public struct SecItemClient: Sendable {
         for key in itemClass.primaryKeyAttributes where attributes[key] == nil {
             attributes[key] = Schema.defaultValue(for: key)
         }
-        attributes["agrp"] = .string(parsed.accessGroup ?? accessGroups.defaultGroup)
-        attributes["sync"] = .number(parsed.synchronizable == .yes ? 1 : 0)
-        if attributes["pdmn"] == nil {
-            attributes["pdmn"] = .string(itemClass == .certificate ? "dk" : "ak")
+        attributes[kSecAttrAccessGroup] = .string(parsed.accessGroup ?? accessGroups.defaultGroup)
+        attributes[kSecAttrSynchronizable] = .number(parsed.synchronizable == .yes ? 1 : 0)
+        if attributes[kSecAttrAccessible] == nil {
+            attributes[kSecAttrAccessible] = .string(itemClass == .certificate ? kSecAttrAccessibleAlways : kSecAttrAccessibleWhenUnlocked)
         }
         let now = Date()
-        attributes["cdat"] = .date(now)
-        attributes["mdat"] = .date(now)
+        attributes[kSecAttrCreationDate] = .date(now)
+        attributes[kSecAttrModificationDate] = .date(now)
         return StoredItem(itemClass: itemClass, id: randomUUID(), attributes: attributes, data: parsed.data)
     }
 

@@ -137,8 +137,8 @@ public enum ExportArchive {
         return StoredItem(
             itemClass: .genericPassword, id: UUID(),
             attributes: [
-                "svce": .string(manifestService), "acct": .string(""), "agrp": .string(manifestGroup),
-                "sync": .number(0), "pdmn": .string("ak"), "cdat": .date(now), "mdat": .date(now),
+                kSecAttrService: .string(manifestService), kSecAttrAccount: .string(""), kSecAttrAccessGroup: .string(manifestGroup),
+                kSecAttrSynchronizable: .number(0), kSecAttrAccessible: .string(kSecAttrAccessibleWhenUnlocked), kSecAttrCreationDate: .date(now), kSecAttrModificationDate: .date(now),
             ],
             data: data)
     }
@@ -226,7 +226,7 @@ public enum ExportArchive {
         }
         let manifestItems = try backend.fetch(
             matching: ItemQuery(
-                itemClass: .genericPassword, attributes: ["svce": .string(manifestService)], accessGroups: [manifestGroup]),
+                itemClass: .genericPassword, attributes: [kSecAttrService: .string(manifestService)], accessGroups: [manifestGroup]),
             limit: nil)
         guard manifestItems.count == 1, let data = manifestItems[0].data,
             let manifest = try? JSONDecoder().decode(Manifest.self, from: data)

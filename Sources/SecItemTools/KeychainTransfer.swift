@@ -28,7 +28,7 @@ public enum KeychainTransfer {
 
     /// Whether an item is bound to this device (`kSecAttrAccessible…ThisDeviceOnly`).
     public static func isThisDeviceOnly(_ item: StoredItem) -> Bool {
-        guard case .string(let value)? = item.attributes["pdmn"] else { return false }
+        guard case .string(let value)? = item.attributes[kSecAttrAccessible] else { return false }
         return value.hasSuffix("u") || value == "akpu"
     }
 
@@ -58,8 +58,8 @@ public enum KeychainTransfer {
             var attributes = selection.attributes
             if let name = selection.serviceOrServer {
                 switch itemClass {
-                case .genericPassword: attributes["svce"] = .string(name)
-                case .internetPassword: attributes["srvr"] = .string(name)
+                case .genericPassword: attributes[kSecAttrService] = .string(name)
+                case .internetPassword: attributes[kSecAttrServer] = .string(name)
                 default: continue
                 }
             }
@@ -133,8 +133,8 @@ public enum KeychainTransfer {
             for key in item.itemClass.primaryKeyAttributes {
                 if let value = item.attributes[key] { attributes[key] = value }
             }
-            attributes["agrp"] = nil
-            attributes["sync"] = nil
+            attributes[kSecAttrAccessGroup] = nil
+            attributes[kSecAttrSynchronizable] = nil
             let query = ItemQuery(
                 itemClass: item.itemClass, attributes: attributes, accessGroups: [item.accessGroup], synchronizable: .any)
             let existing = try target.fetch(matching: query, limit: nil)

@@ -8,7 +8,7 @@ import SecItemCore
 /// the attribute's canonical bytes, or NULL when the item lacks it.
 enum IndexedColumns {
     /// Attributes that queries constrain by equality and that get a column.
-    static let attributes = ["svce", "acct", "srvr", "labl"]
+    static let attributes = Schema.indexedAttributes
     /// All HMAC columns: the attributes above, then access group and sync state.
     static let columns = attributes.map { "h_" + $0 } + ["h_agrp", "h_sync"]
 }

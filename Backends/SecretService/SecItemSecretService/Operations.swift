@@ -181,7 +181,7 @@ struct Operations {
     }
 
     private static func creationDate(_ item: StoredItem) -> Date {
-        if case .date(let d)? = item.attributes["cdat"] { return d }
+        if case .date(let d)? = item.attributes[kSecAttrCreationDate] { return d }
         return .distantPast
     }
 
