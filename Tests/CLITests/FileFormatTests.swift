@@ -1,5 +1,6 @@
 import CSecItemSQLite3
 import Foundation
+import SecItemTestSupport
 import Testing
 
 /// `secitem verify`, `rekey` and `upgrade` against format-2 files altered as an attacker without the key would.

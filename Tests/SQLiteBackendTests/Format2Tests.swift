@@ -344,7 +344,7 @@ struct Format2Tests {
         while !child.lines.contains("stalled") && Date() < deadline { usleep(10_000) }
         #expect(child.lines.contains("stalled"), "the helper never reached the middle of the upgrade")
         child.kill()
-        _ = child.finish()
+        _ = try child.finish()
         let backend = try openBackend(db, .keyFile(key))
         #expect(backend.formatVersion == 1, "a killed upgrade must leave format 1")
         #expect(same(try readFixture(backend), before))
@@ -358,7 +358,7 @@ struct Format2Tests {
             let child = try Child(["upgrade", db], keyFile: key)
             usleep(useconds_t(seed >> 40) % 60_000)
             child.kill()
-            _ = child.finish()
+            _ = try child.finish()
             let backend = try openBackend(db, .keyFile(key))
             #expect([1, 2].contains(backend.formatVersion))
             #expect(same(try readFixture(backend), before))
