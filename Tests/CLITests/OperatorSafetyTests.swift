@@ -1,5 +1,6 @@
 import CSecItemSQLite3
 import Foundation
+import SecItemTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -66,7 +67,7 @@ struct OperatorSafetyTests {
             defer { target.remove() }
             let delay = Double(rng.next() % 1000) / 1000 * span
             let running = try target.start(["import", "--plaintext", "--input", file.path])
-            try running.stdin.fileHandleForWriting.close()
+            running.closeInput()
             usleep(useconds_t(delay * 1_000_000))
             kill(running.process.processIdentifier, SIGKILL)
             _ = try running.finish()
@@ -113,7 +114,7 @@ struct OperatorSafetyTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let output = dir.appendingPathComponent("export.secitem").path
         let running = try cli.start(["export", "--output", output], environment: Self.exportPass)
-        try running.stdin.fileHandleForWriting.close()
+        running.closeInput()
         // The export is under way once its private directory exists (scrypt N=2^17 takes a while after).
         let underWay = ProcessHardeningTests.wait {
             ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).contains { $0.hasPrefix(".secitem-export-") }
@@ -219,8 +220,8 @@ struct OperatorSafetyTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
         for (path, word) in [(fifo, "FIFO"), (link, "symbolic link"), ("/dev/zero", "device")] {
             let running = try cli.start(["find-generic-password", "-s", "k"], environment: ["SECITEM_KEY_FILE": path])
-            try running.stdin.fileHandleForWriting.close()
-            let result = try running.finish(timeout: 20)
+            running.closeInput()
+            let result = try running.finish(timeout: .seconds(20))
             #expect(result.status == 2, "\(path): \(result.stderr)")
             #expect(result.stderr.contains(word), "\(result.stderr)")
         }
