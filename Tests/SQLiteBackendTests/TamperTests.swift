@@ -5,7 +5,7 @@ import Testing
 
 @Suite("File backend: tampering and damage")
 struct TamperTests {
-    static let columns = ["uuid", "class", "pk", "h_svce", "h_acct", "h_srvr", "h_labl", "h_agrp", "h_sync", "ct"]
+    static let columns = ["uuid", "class", "pk", "h_svce", "h_acct", "h_srvr", "h_labl", "h_agrp", "h_sync", "version", "ct"]
 
     /// Three items a, b, c (rows 1, 2, 3); the file closed and checkpointed.
     func makeKeychain(_ dir: TempDir, key: String) throws -> String {
@@ -28,11 +28,19 @@ struct TamperTests {
     }
 
     /// Expects `damaged` to fail with errSecDecode, the others to read back, and verify to list `rows`.
-    func expectDetected(_ db: String, key: String, damaged: [String], intact: [String], rows: Set<Int64>) throws {
+    /// `absent`: items whose lookup misses (their pk column was altered, so the
+    /// lookup's one indexed SELECT cannot find them: a miss is one HMAC and one
+    /// SELECT, as for a deleted row; verify still lists the row).
+    func expectDetected(
+        _ db: String, key: String, damaged: [String], absent: [String] = [], intact: [String], rows: Set<Int64>
+    ) throws {
         let backend = try openBackend(db, .keyFile(key))
         let client = SecItemClient(backend: backend, accessGroups: groups)
         for name in damaged {
             #expect(status { _ = try readData(client, name) } == errSecDecode, "lookup of \(name) in \(db)")
+        }
+        for name in absent {
+            #expect(status { _ = try readData(client, name) } == errSecItemNotFound, "lookup of \(name) in \(db)")
         }
         for name in intact {
             #expect(try readData(client, name) == "data-\(name)", "\(name) in \(db)")
@@ -42,6 +50,10 @@ struct TamperTests {
         // A query over many items skips the damaged rows.
         let all = try client.copyMatchingItems(["class": "genp", "m_Limit": "m_LimitAll", "r_Data": true]) as? [Data]
         #expect(Set(all ?? []) == Set(intact.map { Data("data-\($0)".utf8) }))
+        if !absent.isEmpty {
+            // What a lookup cannot see, the row-set check and the damaged-row list both name.
+            #expect(!(try backend.verify().isIntact))
+        }
     }
 
     @Test("a byte flipped in any column of a row is detected; other items still read", arguments: columns)
@@ -50,7 +62,9 @@ struct TamperTests {
         let key = try makeKeyFile(dir.file("key"))
         let db = try copy(try makeKeychain(dir, key: key), "\(column).db", dir)
         let raw = RawDB(db)
-        if column == "h_srvr" {
+        if column == "version" {
+            raw.exec("UPDATE sealed_items SET version = version - 1 WHERE seq = 2")
+        } else if column == "h_srvr" {
             // genp has no server: a forged HMAC where the column is NULL is damage too.
             raw.set(column, row: 2, [UInt8](repeating: 7, count: 32))
         } else {
@@ -58,7 +72,11 @@ struct TamperTests {
             bytes[bytes.count / 2] ^= 0x01
             raw.set(column, row: 2, bytes)
         }
-        try expectDetected(db, key: key, damaged: ["b"], intact: ["a", "c"], rows: [2])
+        if column == "pk" {
+            try expectDetected(db, key: key, damaged: [], absent: ["b"], intact: ["a", "c"], rows: [2])
+        } else {
+            try expectDetected(db, key: key, damaged: ["b"], intact: ["a", "c"], rows: [2])
+        }
     }
 
     @Test("swapped ciphertexts, swapped primary-key and attribute HMACs are detected")

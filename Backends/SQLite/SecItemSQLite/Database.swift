@@ -133,6 +133,17 @@ final class Database {
 }
 
 extension Database {
+    /// SQLite's data version of the main file (`SQLITE_FCNTL_DATA_VERSION`): a C
+    /// call, no statement. It changes with every commit, this connection's or
+    /// another's, and is brought up to date when a transaction starts, so read
+    /// after a statement it describes the snapshot that statement saw.
+    var fileDataVersion: Int64 {
+        guard let handle else { return -1 }
+        var version: UInt32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else { return -1 }
+        return Int64(version)
+    }
+
     /// Rows the last INSERT, UPDATE or DELETE changed.
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 

@@ -1,24 +1,24 @@
 internal import CSecItemCrypto
-import SecItemCore
+package import SecItemCore
 
 /// The keys one data key gives: separate HMAC and encryption keys (HKDF), each
 /// held in a libcrypto context made once and reused for every row (the HMAC
 /// pads and the AES key schedule are computed once per key, not per operation).
 ///
 /// Used under the backend's mutex only: the contexts are not thread-safe.
-final class ItemKeys {
-    let dataKey: SecretBytes
+package final class ItemKeys {
+    package let dataKey: SecretBytes
     /// The file format these keys are derived for (the HKDF labels name it).
-    let format: Int
-    let macKey: SecretBytes
-    let encKey: SecretBytes
-    let mac: MACContext
-    let aead: AEADContext
+    package let format: Int
+    package let macKey: SecretBytes
+    package let encKey: SecretBytes
+    package let mac: MACContext
+    package let aead: AEADContext
     /// HMACs that depend on the key alone (access groups, sync states), computed
     /// once. Not secret beyond what the file's columns show.
-    var memo: [String: [UInt8]] = [:]
+    package var memo: [String: [UInt8]] = [:]
 
-    init(dataKey: SecretBytes, format: Int) throws(SecItemError) {
+    package init(dataKey: SecretBytes, format: Int) throws(SecItemError) {
         self.dataKey = dataKey
         self.format = format
         macKey = try Crypto.hkdf(dataKey, info: "secitem-file/\(format) hmac-sha256")
@@ -28,16 +28,16 @@ final class ItemKeys {
     }
 
     /// A fresh random data key.
-    static func generate(format: Int) throws(SecItemError) -> ItemKeys {
+    package static func generate(format: Int) throws(SecItemError) -> ItemKeys {
         try ItemKeys(dataKey: SecretBytes(random: Crypto.keyLength), format: format)
     }
 }
 
 /// HMAC-SHA256 under one key, the key's pads computed once.
-final class MACContext {
+package final class MACContext {
     private let ctx: OpaquePointer
 
-    init(key: SecretBytes) throws(SecItemError) {
+    package init(key: SecretBytes) throws(SecItemError) {
         guard let made = key.withBytes({ p, n in csecitem_hmac_new(p, n) }) else {
             throw SecItemError(errSecIO, "cannot create an HMAC-SHA256 context in libcrypto")
         }
@@ -48,7 +48,7 @@ final class MACContext {
 
     /// The HMAC of `first` ‖ `second` into the 32 bytes at `out`.
     @inline(__always)
-    func run(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>? = nil, into out: UnsafeMutablePointer<UInt8>)
+    package func run(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>? = nil, into out: UnsafeMutablePointer<UInt8>)
         throws(SecItemError)
     {
         let rc = csecitem_hmac_run(ctx, first.baseAddress, first.count, second?.baseAddress, second?.count ?? 0, out)
@@ -56,7 +56,7 @@ final class MACContext {
     }
 
     /// The HMAC of `message` as a new array.
-    func run(_ message: [UInt8]) throws(SecItemError) -> [UInt8] {
+    package func run(_ message: [UInt8]) throws(SecItemError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         try message.withUnsafeBufferPointer { (m: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
             try out.withUnsafeMutableBufferPointer { (o: inout UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) in
@@ -68,10 +68,10 @@ final class MACContext {
 }
 
 /// AES-256-GCM under one key, the key schedule computed once.
-final class AEADContext {
+package final class AEADContext {
     private let ctx: OpaquePointer
 
-    init(key: SecretBytes) throws(SecItemError) {
+    package init(key: SecretBytes) throws(SecItemError) {
         guard let made = key.withBytes({ p, n in csecitem_gcm_new(p, n) }) else {
             throw SecItemError(errSecIO, "cannot create an AES-256-GCM context in libcrypto")
         }
@@ -81,7 +81,7 @@ final class AEADContext {
     deinit { csecitem_gcm_free(ctx) }
 
     /// Seals with a fresh random nonce: returns nonce ‖ ciphertext ‖ tag.
-    func seal(_ plaintext: UnsafeBufferPointer<UInt8>, aad: UnsafeBufferPointer<UInt8>) throws(SecItemError) -> [UInt8] {
+    package func seal(_ plaintext: UnsafeBufferPointer<UInt8>, aad: UnsafeBufferPointer<UInt8>) throws(SecItemError) -> [UInt8] {
         let n = plaintext.count
         var out = [UInt8](repeating: 0, count: Crypto.nonceLength + n + Crypto.tagLength)
         let rc = out.withUnsafeMutableBufferPointer { o -> Int32 in
@@ -98,7 +98,7 @@ final class AEADContext {
     /// Opens nonce ‖ ciphertext ‖ tag, read in place, into `plain` (grown when
     /// too small; the caller zeroes it after use with ``Crypto/cleanse(_:count:)``).
     /// - Returns: the plaintext's length, or `nil` when the box does not authenticate.
-    func open(_ sealed: UnsafeRawBufferPointer, aad: UnsafeBufferPointer<UInt8>, into plain: inout [UInt8])
+    package func open(_ sealed: UnsafeRawBufferPointer, aad: UnsafeBufferPointer<UInt8>, into plain: inout [UInt8])
         throws(SecItemError) -> Int?
     {
         guard sealed.count >= Crypto.nonceLength + Crypto.tagLength, let base = sealed.baseAddress else { return nil }

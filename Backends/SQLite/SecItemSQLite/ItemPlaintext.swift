@@ -1,13 +1,13 @@
-import Foundation
-import SecItemCore
+package import Foundation
+package import SecItemCore
 
 /// The sealed contents of a row: every attribute and the data, in a small
 /// deterministic binary encoding (format v1, `docs/file-format.md`).
-enum ItemPlaintext {
-    static let version: UInt8 = 1
+package enum ItemPlaintext {
+    package static let version: UInt8 = 1
 
     /// Encodes attributes (sorted by key) and data.
-    static func encode(_ item: StoredItem) -> [UInt8] {
+    package static func encode(_ item: StoredItem) -> [UInt8] {
         var out: [UInt8] = [version]
         appendU32(&out, UInt32(item.attributes.count))
         for key in item.attributes.keys.sorted() {
@@ -45,7 +45,7 @@ enum ItemPlaintext {
     }
 
     /// Decodes what ``encode(_:)`` wrote, or returns `nil` for malformed bytes.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> (attributes: [String: AttributeValue], data: Data?)? {
+    package static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> (attributes: [String: AttributeValue], data: Data?)? {
         var reader = Reader(bytes: bytes)
         guard reader.u8() == version, let count = reader.u32() else { return nil }
         var attributes: [String: AttributeValue] = [:]
@@ -92,11 +92,11 @@ enum ItemPlaintext {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    static func appendU32(_ out: inout [UInt8], _ v: UInt32) {
+    package static func appendU32(_ out: inout [UInt8], _ v: UInt32) {
         out += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
     }
 
-    static func appendU64(_ out: inout [UInt8], _ v: UInt64) {
+    package static func appendU64(_ out: inout [UInt8], _ v: UInt64) {
         for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
     }
 

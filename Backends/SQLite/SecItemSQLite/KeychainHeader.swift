@@ -1,25 +1,52 @@
-import SecItemCore
+package import SecItemCore
 
 /// How the data key is wrapped: what a file's `meta` table says.
-struct KeychainHeader {
-    static let magic = "secitem-file-keychain"
+///
+/// Store-independent apart from ``read(_:)`` and ``write(_:)``: another store of
+/// the same rows (PostgreSQL) keeps the same keys and values (``parse(_:source:)``,
+/// ``metaValues``).
+package struct KeychainHeader {
+    package static let magic = "secitem-file-keychain"
     /// The format this library writes; it also reads format 1 (and upgrades it on the first write).
-    static let formatVersion: Int64 = 2
+    package static let formatVersion: Int64 = 2
 
-    enum Protection: String {
+    /// A `meta` value as a store returns it.
+    package enum MetaValue: Equatable {
+        case integer(Int64)
+        case bytes([UInt8])
+        case text(String)
+
+        var integer: Int64? { if case .integer(let v) = self { v } else { nil } }
+        var bytes: [UInt8]? { if case .bytes(let v) = self { v } else { nil } }
+        var text: String? { if case .text(let v) = self { v } else { nil } }
+    }
+
+    package enum Protection: String {
         /// A 256-bit key (raw, key file or generated key file).
         case key
         /// A passphrase through scrypt.
         case passphrase
     }
 
-    var protection: Protection
-    var scrypt: ScryptParameters?
-    var salt: [UInt8]?
-    var wrappedDataKey: [UInt8]
-    var epoch: Int64
+    package var protection: Protection
+    package var scrypt: ScryptParameters?
+    package var salt: [UInt8]?
+    package var wrappedDataKey: [UInt8]
+    package var epoch: Int64
     /// 1 or 2: how rows, the data key's wrapping and the tables are laid out.
-    var format: Int64 = formatVersion
+    package var format: Int64 = formatVersion
+
+    package init(
+        protection: Protection, scrypt: ScryptParameters? = nil, salt: [UInt8]? = nil, wrappedDataKey: [UInt8],
+        epoch: Int64, format: Int64 = formatVersion
+    ) {
+        self.protection = protection
+        self.scrypt = scrypt
+        self.salt = salt
+        self.wrappedDataKey = wrappedDataKey
+        self.epoch = epoch
+        self.format = format
+    }
 
     /// The associated data of the wrapped data key.
     var wrapAAD: [UInt8] {
@@ -35,7 +62,7 @@ struct KeychainHeader {
     /// Reads and checks the `meta` table.
     /// - Throws: `errSecInvalidKeychain` saying whether the file is not a keychain or is newer.
     static func read(_ db: Database) throws(SecItemError) -> KeychainHeader {
-        var values: [String: (Int64?, [UInt8]?, String?)] = [:]
+        var values: [String: MetaValue] = [:]
         let stmt: Statement
         do {
             stmt = try db.statement("SELECT key, value, typeof(value) FROM meta")
@@ -47,37 +74,43 @@ struct KeychainHeader {
         while try stmt.step(during: "reading the keychain metadata") {
             guard let key = stmt.text(0) else { continue }
             switch stmt.text(2) {
-            case "integer": values[key] = (stmt.int64(1), nil, nil)
-            case "text": values[key] = (nil, nil, stmt.text(1))
-            default: values[key] = (nil, stmt.bytes(1), nil)
+            case "integer": values[key] = .integer(stmt.int64(1))
+            case "text": values[key] = stmt.text(1).map { .text($0) }
+            default: values[key] = .bytes(stmt.bytes(1) ?? [])
             }
         }
-        guard values["magic"]?.2 == magic else {
-            throw SecItemError(errSecInvalidKeychain, "not a keychain: \(db.path) has no secitem file-keychain marker")
+        return try parse(values, source: db.path)
+    }
+
+    /// Checks and reads `meta` values, wherever they were stored (`source` names it in errors).
+    /// - Throws: `errSecInvalidKeychain` saying whether the store is not a keychain or is newer.
+    package static func parse(_ values: [String: MetaValue], source: String) throws(SecItemError) -> KeychainHeader {
+        guard values["magic"]?.text == magic else {
+            throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has no secitem file-keychain marker")
         }
-        guard let format = values["format"]?.0 else {
-            throw SecItemError(errSecInvalidKeychain, "not a keychain: \(db.path) has no format version")
+        guard let format = values["format"]?.integer else {
+            throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has no format version")
         }
         guard format <= formatVersion else {
             throw SecItemError(
                 errSecInvalidKeychain,
-                "\(db.path) is keychain format version \(format), newer than this library supports (\(formatVersion))")
+                "\(source) is keychain format version \(format), newer than this library supports (\(formatVersion))")
         }
-        guard format >= 1, let kind = values["kek"]?.2, let protection = Protection(rawValue: kind),
-            let wrapped = values["data_key"]?.1, let epoch = values["epoch"]?.0
+        guard format >= 1, let kind = values["kek"]?.text, let protection = Protection(rawValue: kind),
+            let wrapped = values["data_key"]?.bytes, let epoch = values["epoch"]?.integer
         else {
-            throw SecItemError(errSecInvalidKeychain, "not a keychain: \(db.path) has incomplete secitem metadata")
+            throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has incomplete secitem metadata")
         }
         var header = KeychainHeader(protection: protection, wrappedDataKey: wrapped, epoch: epoch, format: format)
         if protection == .passphrase {
-            guard let n = values["scrypt_log_n"]?.0, let r = values["scrypt_r"]?.0, let p = values["scrypt_p"]?.0,
-                let salt = values["scrypt_salt"]?.1, salt.count >= 16
+            guard let n = values["scrypt_log_n"]?.integer, let r = values["scrypt_r"]?.integer,
+                let p = values["scrypt_p"]?.integer, let salt = values["scrypt_salt"]?.bytes, salt.count >= 16
             else {
-                throw SecItemError(errSecInvalidKeychain, "\(db.path) lacks its scrypt parameters")
+                throw SecItemError(errSecInvalidKeychain, "\(source) lacks its scrypt parameters")
             }
             let params = ScryptParameters(logN: Int(n), r: Int(r), p: Int(p))
             guard params.isValid else {
-                throw SecItemError(errSecInvalidKeychain, "\(db.path) has out-of-range scrypt parameters \(params)")
+                throw SecItemError(errSecInvalidKeychain, "\(source) has out-of-range scrypt parameters \(params)")
             }
             header.scrypt = params
             header.salt = salt
@@ -85,30 +118,38 @@ struct KeychainHeader {
         return header
     }
 
+    /// Every `meta` row this header stands for (a passphrase's scrypt rows included).
+    package var metaValues: [(key: String, value: MetaValue)] {
+        var out: [(key: String, value: MetaValue)] = [
+            ("magic", .text(Self.magic)), ("format", .integer(format)), ("kek", .text(protection.rawValue)),
+            ("data_key", .bytes(wrappedDataKey)), ("epoch", .integer(epoch)),
+        ]
+        if let scrypt, let salt {
+            out += [
+                ("scrypt_log_n", .integer(Int64(scrypt.logN))), ("scrypt_r", .integer(Int64(scrypt.r))),
+                ("scrypt_p", .integer(Int64(scrypt.p))), ("scrypt_salt", .bytes(salt)),
+            ]
+        }
+        return out
+    }
+
     /// Writes every meta row (inside the caller's transaction).
     func write(_ db: Database) throws(SecItemError) {
         try db.execute("DELETE FROM meta WHERE key LIKE 'scrypt_%'")
-        let text = try db.statement("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
-        func put(_ key: String, _ bind: (Statement) -> Void) throws(SecItemError) {
-            text.bind(1, key)
-            bind(text)
-            try text.run(during: "writing the keychain metadata")
-        }
-        try put("magic") { $0.bind(2, Self.magic) }
-        try put("format") { $0.bind(2, format) }
-        try put("kek") { $0.bind(2, protection.rawValue) }
-        try put("data_key") { $0.bind(2, wrappedDataKey) }
-        try put("epoch") { $0.bind(2, epoch) }
-        if let scrypt, let salt {
-            try put("scrypt_log_n") { $0.bind(2, Int64(scrypt.logN)) }
-            try put("scrypt_r") { $0.bind(2, Int64(scrypt.r)) }
-            try put("scrypt_p") { $0.bind(2, Int64(scrypt.p)) }
-            try put("scrypt_salt") { $0.bind(2, salt) }
+        let stmt = try db.statement("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
+        for (key, value) in metaValues {
+            stmt.bind(1, key)
+            switch value {
+            case .integer(let v): stmt.bind(2, v)
+            case .text(let v): stmt.bind(2, v)
+            case .bytes(let v): stmt.bind(2, v)
+            }
+            try stmt.run(during: "writing the keychain metadata")
         }
     }
 
     /// Wraps `dataKey` under `kek` for this header's protection.
-    mutating func wrap(_ dataKey: SecretBytes, kek: SecretBytes) throws(SecItemError) {
+    package mutating func wrap(_ dataKey: SecretBytes, kek: SecretBytes) throws(SecItemError) {
         let aad = wrapAAD
         wrappedDataKey = try dataKey.withBytes { (p, n) throws(SecItemError) in
             try Crypto.seal(kek, UnsafeBufferPointer(start: p, count: n), aad: aad)
@@ -116,7 +157,7 @@ struct KeychainHeader {
     }
 
     /// Unwraps the data key, or returns `nil` when `kek` is not the right key.
-    func unwrap(kek: SecretBytes) throws(SecItemError) -> SecretBytes? {
+    package func unwrap(kek: SecretBytes) throws(SecItemError) -> SecretBytes? {
         try Crypto.open(kek, wrappedDataKey, aad: wrapAAD) { p in
             p.count == Crypto.keyLength ? SecretBytes(copying: p) : nil
         } ?? nil

@@ -1,30 +1,31 @@
 import Foundation
-import SecItemCore
+package import SecItemCore
 
 /// The attributes kept as keyed-HMAC columns for indexed lookup, in column order.
 ///
 /// `agrp` and `sync` hold the item's effective access group and synchronizable
 /// state (what ``ItemQuery/matches(_:)`` compares); the others hold the HMAC of
 /// the attribute's canonical bytes, or NULL when the item lacks it.
-enum IndexedColumns {
+package enum IndexedColumns {
     /// Attributes that queries constrain by equality and that get a column.
-    static let attributes = Schema.indexedAttributes
+    /// (The file format: svce, acct, srvr, labl, in this order; the schema names these columns.)
+    package static let attributes = Schema.indexedAttributes
     /// All HMAC columns: the attributes above, then access group and sync state.
-    static let columns = attributes.map { "h_" + $0 } + ["h_agrp", "h_sync"]
+    package static let columns = attributes.map { "h_" + $0 } + ["h_agrp", "h_sync"]
 }
 
 /// A row as it is written.
-struct EncodedRow {
-    var uuid: [UInt8]
-    var itemClass: String
-    var primaryKeyMAC: [UInt8]
+package struct EncodedRow {
+    package var uuid: [UInt8]
+    package var itemClass: String
+    package var primaryKeyMAC: [UInt8]
     /// One per ``IndexedColumns/columns``.
-    var indexMACs: [[UInt8]?]
+    package var indexMACs: [[UInt8]?]
     /// The write's generation (format 2).
-    var version: Int64
-    var sealed: [UInt8]
+    package var version: Int64
+    package var sealed: [UInt8]
 
-    var element: RowSetCommitment.Element {
+    package var element: RowSetCommitment.Element {
         sealed.withUnsafeBytes { RowSetCommitment.Element(uuid: uuid, version: version, sealed: $0) }
     }
 }
@@ -32,7 +33,7 @@ struct EncodedRow {
 /// A stored row's columns, read in place: what ``RowCodec/decode(_:maxVersion:)``
 /// reads. The SQLite backend reads them from a statement; another store (issue 17's
 /// PostgreSQL) from its own result rows, with the same codec.
-protocol RowColumns {
+package protocol RowColumns {
     var uuid: UnsafeRawBufferPointer? { get }
     var itemClass: String? { get }
     var primaryKeyMAC: UnsafeRawBufferPointer? { get }
@@ -53,14 +54,14 @@ protocol RowColumns {
 /// upgraded to format 2 on its first write).
 ///
 /// Independent of SQLite: a store gives it ``RowColumns`` and gets items.
-struct RowCodec {
-    let keys: ItemKeys
-    var format: Int { keys.format }
+package struct RowCodec {
+    package let keys: ItemKeys
+    package var format: Int { keys.format }
 
     /// Buffers reused by every row this codec reads (under the backend's mutex only).
-    let scratch = Scratch()
+    package let scratch = Scratch()
 
-    final class Scratch {
+    package final class Scratch {
         var message: [UInt8] = []
         var aad: [UInt8] = []
         /// Plaintext of the row being read; zeroed after every use.
@@ -78,13 +79,13 @@ struct RowCodec {
         deinit { wipe(&plain) }
     }
 
-    init(keys: ItemKeys) {
+    package init(keys: ItemKeys) {
         self.keys = keys
     }
 
     /// HMAC("v<format>" ‖ 0 ‖ class ‖ 0 ‖ name ‖ 0 ‖ value): domain-separated per
     /// format, class and attribute.
-    func mac(_ itemClass: String, _ name: String, _ value: [UInt8]) throws(SecItemError) -> [UInt8] {
+    package func mac(_ itemClass: String, _ name: String, _ value: [UInt8]) throws(SecItemError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         try out.withUnsafeMutableBufferPointer { (o: inout UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) in
             try mac(itemClass, name, into: o.baseAddress!) { $0.append(contentsOf: value) }
@@ -95,7 +96,7 @@ struct RowCodec {
     /// The same HMAC into the 32 bytes at `out`, the value appended by `value`
     /// to the message buffer (no intermediate arrays).
     @inline(__always)
-    func mac(
+    package func mac(
         _ itemClass: String, _ name: String, into out: UnsafeMutablePointer<UInt8>, _ value: (inout [UInt8]) -> Void
     ) throws(SecItemError) {
         let scratch = self.scratch
@@ -114,11 +115,11 @@ struct RowCodec {
         }
     }
 
-    func primaryKeyMAC(_ key: PrimaryKey) throws(SecItemError) -> [UInt8] {
+    package func primaryKeyMAC(_ key: PrimaryKey) throws(SecItemError) -> [UInt8] {
         try mac("", "primary-key", key.bytes)
     }
 
-    func attributeMAC(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(SecItemError) -> [UInt8] {
+    package func attributeMAC(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(SecItemError) -> [UInt8] {
         let kind = Schema.kind(of: name)
         var out = [UInt8](repeating: 0, count: 32)
         try out.withUnsafeMutableBufferPointer { (o: inout UnsafeMutableBufferPointer<UInt8>) throws(SecItemError) in
@@ -129,7 +130,7 @@ struct RowCodec {
 
     /// Memoised per data key: every lookup and every row check needs it, and an
     /// app has a handful of access groups.
-    func accessGroupMAC(_ itemClass: ItemClass, _ group: String) throws(SecItemError) -> [UInt8] {
+    package func accessGroupMAC(_ itemClass: ItemClass, _ group: String) throws(SecItemError) -> [UInt8] {
         if let last = scratch.lastGroup, last.itemClass == itemClass, last.group == group { return last.mac }
         let key = itemClass.rawValue + "\u{0}" + group
         let value: [UInt8]
@@ -145,7 +146,7 @@ struct RowCodec {
     }
 
     /// Memoised per data key (two values per class).
-    func syncMAC(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
+    package func syncMAC(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
         if let known = synchronizable ? scratch.syncMACs[itemClass] : scratch.noSyncMACs[itemClass] { return known }
         let value = try mac(itemClass.rawValue, "sync", [synchronizable ? 1 : 0])
         if synchronizable { scratch.syncMACs[itemClass] = value } else { scratch.noSyncMACs[itemClass] = value }
@@ -153,7 +154,7 @@ struct RowCodec {
     }
 
     /// The HMAC columns an item's row must hold.
-    func indexMACs(of item: StoredItem) throws(SecItemError) -> [[UInt8]?] {
+    package func indexMACs(of item: StoredItem) throws(SecItemError) -> [[UInt8]?] {
         var out: [[UInt8]?] = []
         out.reserveCapacity(IndexedColumns.columns.count)
         for name in IndexedColumns.attributes {
@@ -168,7 +169,7 @@ struct RowCodec {
         return out
     }
 
-    static let associatedDataPrefix = Array("secitem-file".utf8)
+    package static let associatedDataPrefix = Array("secitem-file".utf8)
 
     /// Appends the box's associated data to `out`.
     ///
@@ -200,7 +201,7 @@ struct RowCodec {
 
     /// Seals an item into a row stamped with `version` (format 2 only: format-1
     /// files are upgraded before they are written).
-    func encode(_ item: StoredItem, version: Int64) throws(SecItemError) -> EncodedRow {
+    package func encode(_ item: StoredItem, version: Int64) throws(SecItemError) -> EncodedRow {
         precondition(format >= 2, "format-1 rows are never written")
         let uuid = withUnsafeBytes(of: item.id.uuid) { Array($0) }
         let pk = try primaryKeyMAC(item.primaryKey)
@@ -224,7 +225,7 @@ struct RowCodec {
     }
 
     /// What reading a row gives.
-    enum Decoded {
+    package enum Decoded {
         /// The item, and the row as the row-set commitment counts it.
         case item(StoredItem, version: Int64)
         /// The row is damaged: why.
@@ -239,7 +240,7 @@ struct RowCodec {
     /// authenticate against UUID, class and primary-key HMAC, and every HMAC
     /// column must be what the contents give.
     /// - Returns: The item, or the reason the row is damaged.
-    func decode<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> Decoded {
+    package func decode<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> Decoded {
         guard let uuid = row.uuid, uuid.count == 16 else { return .damaged("its UUID column is not 16 bytes") }
         guard let classText = row.itemClass, let itemClass = ItemClass(rawValue: classText) else {
             return .damaged("its class column is not a known class")

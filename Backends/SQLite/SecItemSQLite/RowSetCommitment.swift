@@ -1,5 +1,5 @@
 import Foundation
-import SecItemCore
+package import SecItemCore
 
 /// The keyed commitment to the set of live rows (format 2, `docs/file-format.md`).
 ///
@@ -21,31 +21,31 @@ import SecItemCore
 ///
 /// Independent of the store: the SQLite backend keeps it in its `state` row, and
 /// any other store of the same rows can keep the same bytes.
-struct RowSetCommitment: Equatable {
-    static let subtableCells = 16
-    static let subtables = 3
-    static let cellCount = subtableCells * subtables
+package struct RowSetCommitment: Equatable {
+    package static let subtableCells = 16
+    package static let subtables = 3
+    package static let cellCount = subtableCells * subtables
     /// uuid (16) ‖ version (8, big-endian) ‖ box tag (16).
-    static let keyLength = 40
-    static let checkLength = 8
+    package static let keyLength = 40
+    package static let checkLength = 8
     /// count (4, big-endian two's complement) ‖ key XOR ‖ check XOR.
-    static let cellLength = 4 + keyLength + checkLength
+    package static let cellLength = 4 + keyLength + checkLength
 
     /// Incremented by every write transaction that changes a row; the version
     /// stamped on every row that transaction writes.
-    var generation: Int64
+    package var generation: Int64
     /// Live rows.
-    var count: Int64
+    package var count: Int64
     /// `cellCount` cells of `cellLength` bytes.
-    var cells: [UInt8]
+    package var cells: [UInt8]
 
-    init(generation: Int64) {
+    package init(generation: Int64) {
         self.generation = generation
         count = 0
         cells = [UInt8](repeating: 0, count: Self.cellCount * Self.cellLength)
     }
 
-    init?(generation: Int64, count: Int64, cells: [UInt8]) {
+    package init?(generation: Int64, count: Int64, cells: [UInt8]) {
         guard cells.count == Self.cellCount * Self.cellLength, count >= 0, generation >= 0 else { return nil }
         self.generation = generation
         self.count = count
@@ -53,7 +53,7 @@ struct RowSetCommitment: Equatable {
     }
 
     /// One row as the commitment sees it.
-    struct Element: Hashable {
+    package struct Element: Hashable {
         var uuid: [UInt8]
         var version: Int64
         var tag: [UInt8]
@@ -88,11 +88,11 @@ struct RowSetCommitment: Equatable {
         }
     }
 
-    static let elementDomain = Array("secitem-file/2 row".utf8)
-    static let stateDomain = Array("secitem-file/2 state".utf8)
+    package static let elementDomain = Array("secitem-file/2 row".utf8)
+    package static let stateDomain = Array("secitem-file/2 state".utf8)
 
     /// The element's keyed hash: check bytes 0..<8, cell choices from bytes 8..<14.
-    static func hash(_ key: [UInt8], _ mac: MACContext) throws(SecItemError) -> [UInt8] {
+    package static func hash(_ key: [UInt8], _ mac: MACContext) throws(SecItemError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         try elementDomain.withUnsafeBufferPointer { (d: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
             try key.withUnsafeBufferPointer { (k: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
@@ -104,13 +104,13 @@ struct RowSetCommitment: Equatable {
         return out
     }
 
-    mutating func insert(_ element: Element, _ mac: MACContext) throws(SecItemError) {
+    package mutating func insert(_ element: Element, _ mac: MACContext) throws(SecItemError) {
         let key = element.key
         apply(key, try Self.hash(key, mac), sign: 1)
         count += 1
     }
 
-    mutating func remove(_ element: Element, _ mac: MACContext) throws(SecItemError) {
+    package mutating func remove(_ element: Element, _ mac: MACContext) throws(SecItemError) {
         let key = element.key
         apply(key, try Self.hash(key, mac), sign: -1)
         count -= 1
@@ -140,7 +140,7 @@ struct RowSetCommitment: Equatable {
     }
 
     /// The MAC sealing generation, count and cells together.
-    func mac(_ mac: MACContext) throws(SecItemError) -> [UInt8] {
+    package func mac(_ mac: MACContext) throws(SecItemError) -> [UInt8] {
         var message = Self.stateDomain
         for value in [generation, count] {
             for i in 0..<8 { message.append(UInt8(truncatingIfNeeded: UInt64(bitPattern: value) >> UInt64(56 - 8 * i))) }
@@ -151,7 +151,7 @@ struct RowSetCommitment: Equatable {
 
     /// The elements in `self` and not in `other`, and the reverse, or `nil` when
     /// too many differ to list (the tables still tell *that* they differ).
-    func difference(_ other: RowSetCommitment, _ mac: MACContext) throws(SecItemError)
+    package func difference(_ other: RowSetCommitment, _ mac: MACContext) throws(SecItemError)
         -> (onlyHere: [Element], onlyThere: [Element])?
     {
         var diff = self

@@ -216,6 +216,7 @@ public final class SQLiteBackend: SecItemBackend {
             c.bulk = false
             do throws(SecItemError) {
                 try c.db.execute("COMMIT")
+                c.forgetState()
             } catch {
                 c.forgetState()
                 throw error

@@ -4,12 +4,13 @@ import SecItemCore
 /// One open keychain: the SQLite connection, the keys, and the row-set
 /// commitment as this connection last saw it. Used under the backend's mutex only.
 ///
-/// Staying current without a query per operation: SQLite's `PRAGMA data_version`
-/// changes only when *another* connection commits. A read runs without BEGIN and
-/// then checks it: unchanged means nothing changed since this connection last
-/// synchronised, so what it read is current; changed means it synchronises
-/// (schema, header, keys, commitment) and reads again inside one snapshot. A
-/// write checks it right after `BEGIN IMMEDIATE`, under the write lock.
+/// Staying current without a query per operation: SQLite's data version
+/// (`SQLITE_FCNTL_DATA_VERSION`, a C call) changes with every commit and is
+/// brought up to date when a transaction starts. A read runs without BEGIN and
+/// then looks at it: unchanged since this connection last synchronised (or
+/// committed) means the snapshot it read is the state it knows; changed means it
+/// synchronises (schema, header, keys, commitment) and reads again inside one
+/// snapshot. A write looks at it right after `BEGIN IMMEDIATE`, under the write lock.
 final class SQLiteConnection {
     let db: Database
     private(set) var header: KeychainHeader
@@ -86,7 +87,7 @@ final class SQLiteConnection {
     /// Inside a transaction: brings this connection up to the file's current state
     /// when another connection committed since it last looked (or when `force`).
     private func synchronise(force: Bool) throws(SecItemError) {
-        let dataVersion = try db.pragma("data_version")
+        let dataVersion = db.fileDataVersion
         guard force || dataVersion != knownDataVersion else { return }
         let schemaVersion = try db.pragma("schema_version")
         let fresh = try KeychainHeader.read(db)
@@ -107,14 +108,14 @@ final class SQLiteConnection {
         knownDataVersion = dataVersion
     }
 
-    /// A read: no BEGIN (one SELECT is its own snapshot); then `PRAGMA data_version`
-    /// says whether another connection committed since this one last synchronised.
-    /// If so, the read runs again inside one snapshot after synchronising.
+    /// A read: no BEGIN (one SELECT is its own snapshot); then the data version
+    /// says whether the snapshot read is the state this connection knows. If not,
+    /// the read runs again inside one snapshot after synchronising.
     func read<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         if bulk { return try body() }
         let first: Result<R, SecItemError>
         do { first = .success(try body()) } catch { first = .failure(error) }
-        if try db.pragma("data_version") == knownDataVersion { return try first.get() }
+        if db.fileDataVersion == knownDataVersion { return try first.get() }
         return try db.transaction(write: false) { () throws(SecItemError) -> R in
             try synchronise(force: false)
             return try body()
@@ -128,7 +129,10 @@ final class SQLiteConnection {
         let saved = (header, kek, codec, commitment)
         do {
             if bulk { return try writeSteps(body) }
-            return try db.transaction(write: true) { () throws(SecItemError) -> R in try writeSteps(body) }
+            let result = try db.transaction(write: true) { () throws(SecItemError) -> R in try writeSteps(body) }
+            // This commit moved the data version; what this connection holds is that state.
+            knownDataVersion = db.fileDataVersion
+            return result
         } catch {
             (header, kek, codec, commitment) = saved
             forgetState()
@@ -385,7 +389,10 @@ final class SQLiteConnection {
             }
             stmt.reset()
         }
-        if out.isEmpty && damaged == 0 {
+        if out.isEmpty && damaged == 0 && format < 2 {
+            // Format 1 only: a miss also opens the rows whose attribute columns alone
+            // match. In format 2 a miss is one HMAC and one SELECT: a row whose pk was
+            // altered is as absent as a deleted one, and verify names both.
             damaged = try damagedCandidates(query)
         }
         if out.isEmpty && damaged > 0 {

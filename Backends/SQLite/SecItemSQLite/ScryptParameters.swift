@@ -22,12 +22,12 @@ public struct ScryptParameters: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the parameters are sane (bounded so a hostile file cannot make
     /// opening it eat all memory): 1 ≤ log2 N ≤ 22, 1 ≤ r ≤ 32, 1 ≤ p ≤ 16, memory ≤ 1 GiB.
-    var isValid: Bool {
+    package var isValid: Bool {
         guard (1...22).contains(logN), (1...32).contains(r), (1...16).contains(p) else { return false }
         return memoryNeeded <= 1 << 30
     }
 
-    var memoryNeeded: UInt64 { 128 * UInt64(r) * (UInt64(1) << UInt64(logN) + UInt64(p) + 2) }
+    package var memoryNeeded: UInt64 { 128 * UInt64(r) * (UInt64(1) << UInt64(logN) + UInt64(p) + 2) }
 
     public var description: String { "scrypt(N=2^\(logN), r=\(r), p=\(p))" }
 }

@@ -6,14 +6,14 @@ import SecItemCore
 ///
 /// A class rather than an array, so that copies share one buffer and no stray
 /// copy of a key outlives its owner. Never printed.
-final class SecretBytes: CustomStringConvertible {
+package final class SecretBytes: CustomStringConvertible {
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// The number of key bytes.
-    let count: Int
+    package let count: Int
 
     /// A zero-filled buffer of `count` bytes.
-    init(zeroed count: Int) {
+    package init(zeroed count: Int) {
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         if count == 0 { buffer.storeBytes(of: 0, as: UInt8.self) }
@@ -49,12 +49,12 @@ final class SecretBytes: CustomStringConvertible {
     }
 
     /// Reads the bytes (exactly ``count`` of them).
-    func withBytes<R, E: Error>(_ body: (UnsafePointer<UInt8>, Int) throws(E) -> R) throws(E) -> R {
+    package func withBytes<R, E: Error>(_ body: (UnsafePointer<UInt8>, Int) throws(E) -> R) throws(E) -> R {
         try body(UnsafePointer(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)), count)
     }
 
     /// Constant-time comparison.
-    func equals(_ other: SecretBytes) -> Bool {
+    package func equals(_ other: SecretBytes) -> Bool {
         guard count == other.count else { return false }
         var diff: UInt8 = 0
         for i in 0..<count {
@@ -63,11 +63,11 @@ final class SecretBytes: CustomStringConvertible {
         return diff == 0
     }
 
-    var description: String { "SecretBytes(\(count) bytes, redacted)" }
+    package var description: String { "SecretBytes(\(count) bytes, redacted)" }
 }
 
 /// Zeroes a byte array in place before it is dropped (best effort: earlier copies
 /// the optimizer made cannot be reached).
-func wipe(_ bytes: inout [UInt8]) {
+package func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) }
 }
