@@ -8,13 +8,13 @@ import Foundation
 /// SecItem layer: the same design as the backend (format 2), measuring what the
 /// Swift layers cost on top of it.
 ///
-/// Same schema, same pragmas (WAL, `synchronous=FULL`), writes in
-/// `BEGIN IMMEDIATE` with the `PRAGMA data_version` check, the row-set
-/// commitment updated in each write (three cells per element, an HMAC over the
-/// state, one UPDATE of the state row), reads without BEGIN followed by the
-/// `PRAGMA data_version` check, the same reused HMAC and AES-256-GCM contexts, the
+/// Same schema, same pragmas (WAL, `synchronous=FULL`, `secure_delete`), writes
+/// in `BEGIN IMMEDIATE` with the data-version check (`SQLITE_FCNTL_DATA_VERSION`),
+/// the row-set commitment updated in each write (three cells per element, an HMAC
+/// over the state, one UPDATE of the state row), reads without BEGIN followed by
+/// the data-version check, the same reused HMAC and AES-256-GCM contexts, the
 /// same sealed-box encoding and associated data (every column bound: one GCM open
-/// per row read, no HMAC), and the same damage probe after a miss. What it leaves
+/// per row read, no HMAC; a miss is one HMAC and one SELECT). What it leaves
 /// out is exactly the SecItem layers: dictionary parsing, `StoredItem`, the query
 /// planner, result shaping. Statements are prepared once; buffers are reused; no
 /// Foundation type is touched on the hot path.
@@ -23,7 +23,7 @@ final class RawFileKeychain: RawStore {
     private let hmac: OpaquePointer
     private let gcm: OpaquePointer
     private var statements: [OpaquePointer] = []
-    private let beginImmediate, commit, dataVersion, selectByPK, selectByAttrs, selectByLabel: OpaquePointer
+    private let beginImmediate, commit, selectByPK, selectByLabel: OpaquePointer
     private let insert, update, delete, writeState: OpaquePointer
     /// Scratch buffers: HMAC messages, plaintexts, associated data.
     private var message = [UInt8](repeating: 0, count: 512)
@@ -71,9 +71,7 @@ final class RawFileKeychain: RawStore {
         }
         beginImmediate = try prepare("BEGIN IMMEDIATE")
         commit = try prepare("COMMIT")
-        dataVersion = try prepare("PRAGMA data_version")
         selectByPK = try prepare("SELECT \(Self.columns) FROM sealed_items WHERE pk = ?")
-        selectByAttrs = try prepare("SELECT \(Self.columns) FROM sealed_items WHERE h_svce = ? AND h_acct = ? ORDER BY seq")
         selectByLabel = try prepare(
             "SELECT \(Self.columns) FROM sealed_items WHERE class = 'genp' AND h_agrp = ? AND h_sync = ? AND h_svce = ? "
                 + "AND h_labl = ? ORDER BY seq")
@@ -85,7 +83,7 @@ final class RawFileKeychain: RawStore {
                 + "h_agrp = ?, h_sync = ?, version = ?, ct = ? WHERE seq = ?")
         delete = try prepare("DELETE FROM sealed_items WHERE seq = ?")
         writeState = try prepare("INSERT OR REPLACE INTO state(id, generation, count, cells, mac) VALUES (1, ?, ?, ?, ?)")
-        statements = [beginImmediate, commit, dataVersion, selectByPK, selectByAttrs, selectByLabel, insert, update, delete,
+        statements = [beginImmediate, commit, selectByPK, selectByLabel, insert, update, delete,
                       writeState]
         try step(beginImmediate)
         try saveState()
@@ -135,20 +133,11 @@ final class RawFileKeychain: RawStore {
         return result
     }
 
+    /// One HMAC, one SELECT, one GCM open (a miss: one HMAC, one SELECT).
     private func lookupOnce(account: String) throws -> Int {
         let pk = try primaryKeyMAC(account: account)
         if let found = try findByPrimaryKey(pk) { return found.data.count }
-        // A miss: the rows whose svce/acct columns alone match are opened too (damage probe).
-        let svce = try mac("svce", Self.tagged(0x62, Workload.service))
-        let acct = try mac("acct", Self.tagged(0x62, account))
-        defer { sqlite3_reset(selectByAttrs) }
-        bind(selectByAttrs, 1, svce)
-        bind(selectByAttrs, 2, acct)
-        var damaged = 0
-        while try stepRow(selectByAttrs) {
-            if try openRow(selectByAttrs) == nil { damaged += 1 }
-        }
-        return damaged > 0 ? -2 : -1
+        return -1
     }
 
     /// Replaces the data of service+account; returns the number of rows changed.
@@ -233,10 +222,13 @@ final class RawFileKeychain: RawStore {
         var element: [UInt8] { uuid + RawFileKeychain.be64(UInt64(bitPattern: version)) + Array(box.suffix(16)) }
     }
 
+    /// SQLITE_FCNTL_DATA_VERSION, as the backend reads it.
     private func readDataVersion() throws -> Int64 {
-        defer { sqlite3_reset(dataVersion) }
-        guard try stepRow(dataVersion) else { throw BenchmarkError("data_version") }
-        return sqlite3_column_int64(dataVersion, 0)
+        var version: UInt32 = 0
+        guard sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else {
+            throw BenchmarkError("data version")
+        }
+        return Int64(version)
     }
 
     private func transaction<R>(_ body: () throws -> R) throws -> R {
@@ -245,6 +237,7 @@ final class RawFileKeychain: RawStore {
             guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
             let r = try body()
             try step(commit)
+            knownDataVersion = try readDataVersion()
             return r
         } catch {
             sqlite3_exec(db, "ROLLBACK", nil, nil, nil)

@@ -83,6 +83,29 @@ package enum ItemPlaintext {
         return (attributes, data)
     }
 
+    /// The data of what ``encode(_:)`` wrote, walking over the attributes without
+    /// building them (for a search that returns the data alone), or `nil` for
+    /// malformed bytes; `.some(nil)` for an item without data.
+    package static func decodeData(_ bytes: UnsafeBufferPointer<UInt8>) -> Data?? {
+        var reader = Reader(bytes: bytes)
+        guard reader.u8() == version, let count = reader.u32() else { return nil }
+        for _ in 0..<count {
+            guard let keyLength = reader.u32(), reader.take(Int(keyLength)) != nil, let tag = reader.u8(),
+                [0x73, 0x62, 0x6E, 0x64].contains(tag), let length = reader.u32(), reader.take(Int(length)) != nil
+            else { return nil }
+        }
+        guard let hasData = reader.u8() else { return nil }
+        var data: Data?
+        if hasData == 1 {
+            guard let length = reader.u32(), let bytes = reader.take(Int(length)) else { return nil }
+            data = Data(bytes)
+        } else if hasData != 0 {
+            return nil
+        }
+        guard reader.atEnd else { return nil }
+        return .some(data)
+    }
+
     /// The UTF-8 in `bytes`, or `nil` when it is not valid UTF-8. ASCII (every
     /// attribute name, most values) skips the standard library's generic validator.
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {

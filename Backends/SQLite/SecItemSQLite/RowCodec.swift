@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import SecItemCore
 
 /// The attributes kept as keyed-HMAC columns for indexed lookup, in column order.
@@ -230,6 +230,33 @@ package struct RowCodec {
         case item(StoredItem, version: Int64)
         /// The row is damaged: why.
         case damaged(String)
+    }
+
+    /// Format 2: opens one row and returns its data alone (the attributes are
+    /// authenticated with the box but not built): a search by an exact primary key
+    /// returning `kSecReturnData` alone. `nil` when the row is damaged.
+    package func decodeData<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> (data: Data?, id: UUID)? {
+        guard format >= 2, let uuid = row.uuid, uuid.count == 16, let classText = row.itemClass else { return nil }
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        let version = row.version
+        guard version <= maxVersion else { return nil }
+        let scratch = self.scratch
+        scratch.aad.removeAll(keepingCapacity: true)
+        appendAssociatedData(
+            to: &scratch.aad, uuid: uuid, itemClass: classText, primaryKeyMAC: row.primaryKeyMAC ?? empty,
+            indexMAC: row.indexMAC, version: version)
+        let context = keys.aead
+        let sealed = row.sealed ?? empty
+        let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
+            try context.open(sealed, aad: a, into: &scratch.plain)
+        }
+        guard let length else { return nil }
+        let data = scratch.plain.withUnsafeBufferPointer { p in
+            ItemPlaintext.decodeData(UnsafeBufferPointer(rebasing: p[0..<length]))
+        }
+        Crypto.cleanse(&scratch.plain, count: length)
+        guard let data else { return nil }
+        return (data, UUID(uuid: uuid.loadUnaligned(as: uuid_t.self)))
     }
 
     /// Opens and checks one row, reading its columns in place.
