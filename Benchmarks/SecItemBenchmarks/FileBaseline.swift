@@ -124,6 +124,7 @@ final class RawFileKeychain: RawStore {
         try step(beginImmediate)
         try body()
         try step(commit)
+        knownDataVersion = try readDataVersion()
     }
 
     /// Looks up service+account and returns the data's length, or -1 when missing.
