@@ -45,7 +45,7 @@ let package = Package(
             dependencies: ["SecItemCore", "SecItemMemory", "SecItemKeychain"],
             path: "Sources/SecItemConformance"
         ),
-        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemPolkit", "CSecItemProcess", "SecItemGitCredential"], path: "Sources/secitem"),
+        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemPolkit", "CSecItemProcess", "SecItemGitCredential", "SecItemSecretService"], path: "Sources/secitem"),
         // Process hardening for the command (prctl is variadic; signal handlers belong in C).
         .target(
             name: "CSecItemProcess",
@@ -53,7 +53,10 @@ let package = Package(
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Werror"])]
         ),
         // Git's credential helper: the logic, shared by its executable and `secitem credential-helper`.
-        .target(name: "SecItemGitCredential", dependencies: ["SecItem", "SecItemCore", "CSecItemProcess"], path: "Sources/SecItemGitCredential"),
+        .target(
+            name: "SecItemGitCredential", dependencies: ["SecItem", "SecItemCore", "SecItemSecretService", "CSecItemProcess"],
+            path: "Sources/SecItemGitCredential"
+        ),
         .executableTarget(
             name: "git-credential-secitem", dependencies: ["SecItemGitCredential"], path: "Sources/git-credential-secitem"),
         // Access control on a desktop: logind's session lock and polkit's user presence,

@@ -1,6 +1,8 @@
-public import SecItem
+import SecItem
+public import SecItemCore
 public import Foundation
 import CSecItemProcess
+import SecItemSecretService
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -158,7 +160,10 @@ public enum GitCredentialCommand {
             if let backend = options.backend { env["SECITEM_BACKEND"] = backend }
             do throws(SecItemError) {
                 let choice = try BackendChoice.resolve(environment: env)
-                keychain = SecItemClient(backend: choice.backend, accessGroups: choice.configuration.accessGroups)
+                var groups = choice.configuration.accessGroups.groups
+                // On the Secret Service, also what git-credential-libsecret stored (read, erased in place).
+                if choice.backend is SecretServiceBackend { groups.append(SecretServiceBackend.foreignItemsAccessGroup) }
+                keychain = SecItemClient(backend: choice.backend, accessGroups: AccessGroups(groups))
             } catch {
                 outcome.messages.append("cannot open the keychain: \(describe(error)); \(fallback(action))")
                 outcome.status = 1

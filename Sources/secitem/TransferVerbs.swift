@@ -1,6 +1,7 @@
 import Foundation
 import SecItem
 import SecItemCore
+import SecItemSecretService
 import SecItemTools
 
 /// export, import and migrate.
@@ -179,6 +180,49 @@ enum TransferVerbs {
         Console.error("imported \(added) items into the \(client.backend.name) keychain\(resumed)\n")
     }
 
+    /// migrate --adopt-foreign: copies foreign Secret Service items into a SecItem group of the same store.
+    static func adoptForeign(_ session: Session) throws(CommandError) {
+        let args = session.arguments
+        guard let group = args.value("toGroup"), !group.isEmpty else {
+            throw CommandError(.usage, "--adopt-foreign needs --to-group GROUP")
+        }
+        let foreign = SecretServiceBackend.foreignItemsAccessGroup
+        guard group != foreign else { throw CommandError(.usage, "--to-group must be a SecItem group, not \(foreign)") }
+        for name in [args.value("from"), args.value("to")].compactMap({ $0 }) where name != "secret-service" {
+            throw CommandError(.usage, "--adopt-foreign works within the Secret Service, not '\(name)'")
+        }
+        let env = session.environment
+        var selection = try selection(args, environment: env)
+        selection.accessGroups = [foreign]
+        selection.includeThisDeviceOnly = true
+        let store = try Session.client(environment: env, backend: "secret-service")
+        let originals: [StoredItem]
+        do throws(SecItemError) {
+            originals = try KeychainTransfer.items(in: store.backend, selection).items
+        } catch {
+            throw CommandError(error, context: "cannot read the items other tools stored")
+        }
+        let adopted = originals.map { original -> StoredItem in
+            var copy = original
+            copy.id = UUID()
+            copy.attributes["agrp"] = .string(group)
+            return copy
+        }
+        do throws(SecItemError) {
+            try KeychainTransfer.copy(adopted, into: store.backend)
+        } catch {
+            throw CommandError(error, context: "cannot adopt the items into \(group); the originals are unchanged")
+        }
+        if args.has("move") {
+            do throws(SecItemError) {
+                try KeychainTransfer.delete(originals, from: store.backend)
+            } catch {
+                throw CommandError(error, context: "adopted and verified \(originals.count) items, but deleting the originals failed")
+            }
+        }
+        Console.error("adopted \(originals.count) items other tools stored into \(group), each verified\(args.has("move") ? "; the originals were deleted" : "")\n")
+    }
+
     static let migrate = Verb(
         "migrate", summary: "Copy (or, with --move, move) matching items from one backend to another.",
         synopsis: "--from BACKEND --to BACKEND [--move] [selection]",
@@ -190,6 +234,12 @@ enum TransferVerbs {
             ThisDeviceOnly items are migrated too (they stay on this device). --move to the memory
             backend is refused: it lives only as long as this process. Damaged rows in the source make
             migrate fail unless --skip-damaged is given.
+
+            --adopt-foreign --to-group GROUP [--move]: the items other Secret Service clients stored
+            (access group org.secitem.foreign, docs/secret-service-mapping.md) that the selection
+            matches are copied as SecItem items into GROUP in the same Secret Service, each with a new
+            identity, then read back and compared; with --move the originals are deleted afterwards
+            (the other tool no longer finds them).
             """,
         options: [
             OptionSpec("from", long: "from", valueName: "backend", help: "The source: file, secret-service or memory."),
@@ -197,9 +247,14 @@ enum TransferVerbs {
             OptionSpec("move", long: "move", .flag, help: "Delete the items from the source once all are verified in the target."),
             OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted migration: skip items already in the target with the same identity and contents."),
             skipDamagedOption,
+            OptionSpec(
+                "adoptForeign", long: "adopt-foreign", .flag,
+                help: "Adopt items other Secret Service clients stored (secret-tool, Python keyring, git's libsecret helper) into --to-group."),
+            OptionSpec("toGroup", long: "to-group", valueName: "group", help: "With --adopt-foreign: the SecItem access group the copies go to."),
         ] + selectionOptions.filter { $0.key != "thisDevice" }
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
+        if args.has("adoptForeign") { return try adoptForeign(session) }
         guard let from = args.value("from"), let to = args.value("to") else {
             throw CommandError(.usage, "--from and --to are required")
         }

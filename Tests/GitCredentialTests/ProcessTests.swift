@@ -215,4 +215,30 @@ struct ProcessTests {
         #expect(result.status == 0, "on \(backend.rawValue):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all steps passed"))
     }
+
+    @Test("a credential git-credential-libsecret stored is found by get; erasing it erases the libsecret item")
+    func libsecretInterop() throws {
+        guard let libsecret = ProcessInfo.processInfo.environment["SECITEM_GIT_CREDENTIAL_LIBSECRET"], !libsecret.isEmpty else {
+            Issue.record("SECITEM_GIT_CREDENTIAL_LIBSECRET is not set: run the tests with scripts/test (scripts/git-credential-libsecret builds it)")
+            throw HelperProcess.Failure.noGitSuite
+        }
+        let p = try HelperProcess(backend: "secret-service")
+        defer { p.remove() }
+        let host = "libsecret-\(UUID().uuidString.lowercased()).example"
+        let credential = "protocol=https\nhost=\(host)\nusername=dave\npassword=ls-pass\n"
+        let stored = try p.run(libsecret, ["store"], stdin: credential)
+        #expect(stored.status == 0, "\(stored.stderr)")
+        defer { _ = try? p.run(libsecret, ["erase"], stdin: "protocol=https\nhost=\(host)\n") }
+        // Found through the Secret Service backend, read in place.
+        let get = try p.helper("get", "protocol=https\nhost=\(host)\n")
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdout == "username=dave\npassword=ls-pass\n")
+        // Not on the file backend: the libsecret item lives in the keyring.
+        #expect(try p.run("git-credential-secitem", ["--backend=file", "get"], stdin: "protocol=https\nhost=\(host)\n").stdout.isEmpty)
+        // git rejects the password: the helper's erase removes the libsecret item too.
+        let erase = try p.helper("erase", credential)
+        #expect(erase.status == 0, "\(erase.stderr)")
+        #expect(try p.run(libsecret, ["get"], stdin: "protocol=https\nhost=\(host)\n").stdout.isEmpty)
+        #expect(try p.helper("get", "protocol=https\nhost=\(host)\n").stdout.isEmpty)
+    }
 }

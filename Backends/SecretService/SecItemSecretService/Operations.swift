@@ -29,14 +29,18 @@ struct Operations {
     /// The items matching `query`, oldest first (creation date, then UUID).
     func find(_ query: ItemQuery, limit: Int?, loadSecrets: Bool) throws(SecItemError) -> [FoundItem] {
         if let limit, limit <= 0 { return [] }
-        if loadSecrets, query.returnsDataOnly, let itemClass = query.itemClass, let key = query.exactPrimaryKey,
-            let found = try secretOnly(of: itemClass, holding: key)
+        let seesForeign = query.accessGroups.contains(ForeignItems.accessGroup)
+        if loadSecrets, !seesForeign, query.returnsDataOnly, let itemClass = query.itemClass,
+            let key = query.exactPrimaryKey, let found = try secretOnly(of: itemClass, holding: key)
         {
             return found
         }
         let search = ItemCodec.searchAttributes(for: query, namespace: namespace)
-        let (all, prefetched) = try candidates(
+        var (all, prefetched) = try candidates(
             search, allowsInteraction: query.allowsInteraction, prefetchSecrets: loadSecrets)
+        if seesForeign {
+            all += try foreignCandidates(query)
+        }
         var found = all.filter { query.matches($0.item) }
         found.sort(by: Self.older)
         if let limit, found.count > limit { found.removeLast(found.count - limit) }
@@ -86,6 +90,33 @@ struct Operations {
             out.append(FoundItem(path: path, attributes: properties.attributes, label: properties.label, item: item))
         }
         return (out, secrets)
+    }
+
+    /// Items other tools stored (``ForeignItems``) that may match `query`, without
+    /// secrets: the Secret Service searched by each convention's own attribute names.
+    private func foreignCandidates(_ query: ItemQuery) throws(SecItemError) -> [FoundItem] {
+        var paths: [String] = []
+        var seen = Set<String>()
+        for search in ForeignItems.searches(for: query) {
+            let result = try session.searchCheckingLock(search)
+            if result.paths.isEmpty, result.locked { try unlockOrThrow(query.allowsInteraction) }
+            for path in result.locked ? try session.search(search) : result.paths where seen.insert(path).inserted {
+                paths.append(path)
+            }
+        }
+        let read = session.read(paths, withSecrets: false)
+        var out: [FoundItem] = []
+        for (path, result) in zip(paths, read.properties) {
+            guard let properties = try result.get() else { continue }  // deleted meanwhile
+            if properties.locked { try unlockOrThrow(query.allowsInteraction, paths: [path]) }
+            guard
+                let item = ForeignItems.item(
+                    path: path, label: properties.label, attributes: properties.attributes, created: nil, modified: nil,
+                    data: nil)
+            else { continue }
+            out.append(FoundItem(path: path, attributes: properties.attributes, label: properties.label, item: item))
+        }
+        return out
     }
 
     /// A data-only lookup by a whole primary key (``ItemQuery/exactPrimaryKey``),
@@ -198,6 +229,7 @@ struct Operations {
     /// 5. Only newer holders: remove ours and start again (the newer ones see ours as
     ///    older and give up, so the next round settles).
     func add(_ item: StoredItem) throws(SecItemError) {
+        if item.accessGroup == ForeignItems.accessGroup { try refuseForeignAdd(item) }
         let key = item.primaryKey
         let attributes = ItemCodec.attributes(of: item, namespace: namespace)
         let label = ItemCodec.label(of: item)
@@ -225,6 +257,25 @@ struct Operations {
             usleep(UInt32.random(in: 1_000...5_000) * UInt32(round + 1))
         }
         throw SecItemError(errSecDuplicateItem, "concurrent adds of the same primary key did not settle")
+    }
+
+    /// An add into the foreign items' group: errSecDuplicateItem when a foreign item
+    /// holds the primary key (so add-or-update code updates it in place), else errSecParam.
+    private func refuseForeignAdd(_ item: StoredItem) throws(SecItemError) -> Never {
+        var keyAttributes: [String: AttributeValue] = [:]
+        let keys = item.itemClass == .internetPassword
+            ? ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"] : ["acct", "svce"]
+        for key in keys {
+            if let value = item.attributes[key] { keyAttributes[key] = value }
+        }
+        let query = ItemQuery(
+            itemClass: item.itemClass, attributes: keyAttributes, accessGroups: [ForeignItems.accessGroup])
+        if try find(query, limit: 1, loadSecrets: false).contains(where: { $0.item.primaryKey == item.primaryKey }) {
+            throw SecItemError(errSecDuplicateItem, "an item another tool stored has the same primary key")
+        }
+        throw SecItemError(
+            errSecParam,
+            "\(ForeignItems.accessGroup) holds only items other tools stored; SecItem does not create items in their formats")
     }
 
     // MARK: Update
@@ -256,6 +307,20 @@ struct Operations {
 
     /// The changed parts of an item (secret, attributes, label), sent at once.
     private func write(_ found: FoundItem, to item: StoredItem) throws(SecItemError) {
+        if found.item.accessGroup == ForeignItems.accessGroup {
+            // In place: the secret only, never the other tool's attributes or label.
+            var unchanged = item.attributes
+            unchanged["mdat"] = found.item.attributes["mdat"]
+            guard unchanged == found.item.attributes else {
+                throw SecItemError(
+                    errSecParam,
+                    "only the secret of an item another tool stored can change (its attributes stay the tool's); "
+                        + "adopt it into a SecItem group first (secitem migrate --adopt-foreign)")
+            }
+            guard item.data != found.item.data else { return }
+            try session.write(found.path, secret: .some(item.data ?? Data()), attributes: nil, label: nil)
+            return
+        }
         let attributes = ItemCodec.attributes(of: item, namespace: namespace)
         let label = ItemCodec.label(of: item)
         let newSecret = item.data != found.item.data
@@ -268,6 +333,10 @@ struct Operations {
     }
 
     private func restore(_ found: FoundItem) throws(SecItemError) {
+        if found.item.accessGroup == ForeignItems.accessGroup {
+            try session.write(found.path, secret: .some(found.item.data ?? Data()), attributes: nil, label: nil)
+            return
+        }
         try session.write(found.path, secret: .some(found.item.data), attributes: found.attributes, label: found.label)
     }
 

@@ -122,6 +122,12 @@ public final class SecretServiceBackend: SecItemBackend {
 
     public var name: String { "secret-service" }
 
+    /// The access group of the items other Secret Service clients stored
+    /// (`secret-tool`, Python keyring, git-credential-libsecret): visible only to a
+    /// client entitled to it; their secrets can be updated and they can be deleted in
+    /// place (docs/secret-service-mapping.md, "Items other tools stored").
+    public static let foreignItemsAccessGroup = ForeignItems.accessGroup
+
     /// The configuration the backend was opened with.
     public let configuration: Configuration
     private let connection: SecretServiceConnection
