@@ -126,6 +126,26 @@ struct ProcessTests {
         #expect(try p.run("secitem", ["find-internet-password", "-s", "github.com"]).status == 44)
     }
 
+    @Test("very long values round-trip on the real stores; one over the store's attribute limit is refused whole",
+          arguments: Backend.allCases)
+    func longValues(backend: Backend) throws {
+        let p = try HelperProcess(backend: backend.rawValue)
+        defer { p.remove() }
+        let host = String(repeating: "h", count: 2000) + ".example"
+        let user = "user@corp:" + String(repeating: "u", count: 4000)
+        let password = String(repeating: "p", count: 60_000)
+        let store = try p.helper("store", "protocol=https\nhost=\(host)\nusername=\(user)\npassword=\(password)\n")
+        #expect(store.status == 0, "\(store.stderr.prefix(300))")
+        let get = try p.helper("get", "protocol=https\nhost=\(host)\n")
+        #expect(get.stdout == "username=\(user)\npassword=\(password)\n")
+        let huge = String(repeating: "x", count: 20_000)
+        let refused = try p.helper("store", "protocol=https\nhost=big.example\nusername=\(huge)\npassword=secret-x\n")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("cannot store the credential"), "\(refused.stderr.prefix(300))")
+        #expect(!refused.stderr.contains("secret-x"))
+        #expect(try p.helper("get", "protocol=https\nhost=big.example\n").stdout.isEmpty)
+    }
+
     @Test("a keychain that cannot be opened: a message on stderr, an empty answer, nothing prompted")
     func unusableKeychain() throws {
         let p = try HelperProcess(backend: "file")
