@@ -1,4 +1,5 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 
 /// secret-tool's and Python keyring's items through `secitem`, with the foreign group listed,
@@ -7,25 +8,8 @@ import Testing
 struct ForeignItemsCLITests {
     static let foreign = "org.secitem.foreign"
 
-    func tool(_ cli: CLI, _ path: String, _ arguments: [String], stdin: String? = nil) throws -> CLI.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = cli.environment
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        if let stdin { try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                          stderr: String(decoding: err, as: UTF8.self), stdoutData: out)
+    func tool(_ cli: CLI, _ path: String, _ arguments: [String], stdin: String? = nil) throws -> ProcessOutput {
+        try ChildProcess.run(path, arguments, environment: cli.environment, stdin: stdin.map { Data($0.utf8) })
     }
 
     @Test("secret-tool's token: find, update (-U), delete through secitem; secret-tool sees each change")

@@ -2,6 +2,7 @@ import Foundation
 import SecItem
 import SecItemCore
 import SecItemSecretService
+import SecItemTestSupport
 import Testing
 
 /// Items other Secret Service clients stored (secret-tool, Python keyring, git's
@@ -11,14 +12,14 @@ import Testing
 struct ForeignItemsTests {
     static let foreign = "org.secitem.foreign"
 
-    func secretTool(_ arguments: [String], stdin: String? = nil) throws -> CommandResult {
-        try runCommand(try which("secret-tool"), arguments, stdin: stdin.map { Data($0.utf8) })
+    func secretTool(_ arguments: [String], stdin: String? = nil) throws -> ProcessOutput {
+        try ChildProcess.run(try Executables.which("secret-tool"), arguments, stdin: stdin.map { Data($0.utf8) })
     }
 
-    func python(_ code: String) throws -> CommandResult {
-        let result = try runCommand("/usr/bin/python3", ["-c", "import keyring, sys\n" + code])
+    func python(_ code: String) throws -> ProcessOutput {
+        let result = try ChildProcess.run("/usr/bin/python3", ["-c", "import keyring, sys\n" + code])
         if result.status != 0, result.stderr.contains("No module named") {
-            throw SetupError("/usr/bin/python3 has no keyring module (apt-get install python3-keyring): \(result.stderr)")
+            throw TestSetupError("/usr/bin/python3 has no keyring module (apt-get install python3-keyring): \(result.stderr)")
         }
         return result
     }
@@ -51,12 +52,12 @@ struct ForeignItemsTests {
         try c.updateItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "bob"],
                           [kSecValueData: Data("tok-2".utf8)])
         let lookup = try secretTool(["lookup", "service", service, "account", "bob"])
-        #expect(String(decoding: lookup.stdout, as: UTF8.self) == "tok-2")
+        #expect(lookup.stdout == "tok-2")
         // Attributes of a foreign item are not rewritten: changing one is refused, nothing changes.
         #expect(throws: SecItemError.self) {
             try c.updateItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service], [kSecAttrAccount: "eve"])
         }
-        #expect(String(decoding: try secretTool(["lookup", "service", service, "account", "bob"]).stdout, as: UTF8.self) == "tok-2")
+        #expect(try secretTool(["lookup", "service", service, "account", "bob"]).stdout == "tok-2")
         // Creating items in the foreign group is refused.
         #expect(throws: SecItemError.self) {
             try c.addItem([kSecClass: kSecClassGenericPassword, kSecAttrService: service + ".new", kSecAttrAccount: "x",
@@ -81,9 +82,9 @@ struct ForeignItemsTests {
         try c.updateItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "carol"],
                           [kSecValueData: Data("py-2".utf8)])
         let read = try python("print(keyring.get_password('\(service)', 'carol'))")
-        #expect(String(decoding: read.stdout, as: UTF8.self) == "py-2\n", "\(read.stderr)")
+        #expect(read.stdout == "py-2\n", "\(read.stderr)")
         #expect(try c.deleteItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service]) == 1)
         let gone = try python("print(keyring.get_password('\(service)', 'carol'))")
-        #expect(String(decoding: gone.stdout, as: UTF8.self) == "None\n", "\(gone.stderr)")
+        #expect(gone.stdout == "None\n", "\(gone.stderr)")
     }
 }
