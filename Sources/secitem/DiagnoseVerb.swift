@@ -1,6 +1,7 @@
 import Foundation
 import SecItem
 import SecItemTools
+import SecItemPolkit
 
 /// diagnose: which backend the process would use, why, and what is wrong with the others.
 enum DiagnoseVerb {
@@ -10,8 +11,10 @@ enum DiagnoseVerb {
         discussion: """
             Nothing is created and no secret is printed: a passphrase shows as (set). The Secret Service
             is probed with a short bound (SECITEM_PROBE_TIMEOUT seconds per step, default 0.8); the file
-            backend is opened only when its file exists. Exits 0 when the backend that would be used is
-            usable, 53 otherwise.
+            backend is opened only when its file exists. "access control" says whether the system bus,
+            polkit, an authentication agent and logind are reachable, and whether the session is locked
+            (items needing user presence, and WhenUnlocked items, depend on them); nobody is asked
+            anything. Exits 0 when the backend that would be used is usable, 53 otherwise.
             """,
         options: []
     ) { (session: Session) throws(CommandError) in
@@ -23,6 +26,13 @@ enum DiagnoseVerb {
             out += "\(finding.backend): \(mark)\n"
             for note in finding.notes { out += "  \(note)\n" }
         }
+        // Protected items: who can be asked (docs/secitem-semantics.md §9). Nothing is asked here.
+        let access = PolkitAccessAuthority.processDefault.report()
+        out += "\naccess control:\n"
+        out += "  system bus: \(access.systemBus)\n"
+        out += "  polkit: \(access.polkit)\n"
+        out += "  authentication agent: \(access.agent)\n"
+        out += "  session lock: \(access.session)\n"
         out += "\nconfiguration:\n"
         for line in diagnosis.configuration { out += "  \(line)\n" }
         out += "process: \(ProcessHardening.summary)\n"
