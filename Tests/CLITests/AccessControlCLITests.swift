@@ -2,6 +2,7 @@ import Foundation
 import SecItem
 import SecItemCore
 import SecItemSecretService
+import SecItemTestSupport
 import Testing
 
 /// `find-… -w` of a protected item goes through the same check as SecItemCopyMatching;
