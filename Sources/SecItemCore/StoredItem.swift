@@ -166,9 +166,7 @@ public enum PersistentReference {
         guard let name = String(bytes: bytes[0..<4], encoding: .utf8), let cls = ItemClass(rawValue: name) else {
             return nil
         }
-        let u = Array(bytes[4..<20])
-        let id = UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
-                             u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]))
+        guard let id = UUID(bytes: bytes[4..<20]) else { return nil }
         return (cls, id)
     }
 }

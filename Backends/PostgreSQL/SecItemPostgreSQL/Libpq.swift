@@ -230,7 +230,7 @@ final class PQConnection {
                 return PQResult(handle)
             }
             let remaining = deadline - ContinuousClock.now
-            let ms = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            let ms = remaining.wholeMilliseconds
             if ms <= 0 || fd < 0 {
                 throw PQFailure(
                     sqlState: nil, message: "no answer from the server within the statement timeout", connectionLost: true)

@@ -120,7 +120,5 @@ final class Session {
 
 extension Duration {
     /// Whole milliseconds, clamped to `Int32` (GDBus's timeout type).
-    var milliseconds: Int32 {
-        Int32(clamping: components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
-    }
+    var milliseconds: Int32 { Int32(clamping: wholeMilliseconds) }
 }

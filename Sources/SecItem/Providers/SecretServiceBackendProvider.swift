@@ -137,12 +137,8 @@ public struct SecretServiceBackendProvider: SecItemBackendProvider {
         notes.append(status.summary)
         if status.busAddress != nil {
             notes.append(
-                "probe took \(milliseconds(status.elapsed)) ms (bound \(milliseconds(configuration.probeTimeout)) ms per step)")
+                "probe took \(status.elapsed.wholeMilliseconds) ms (bound \(configuration.probeTimeout.wholeMilliseconds) ms per step)")
         }
         return BackendAvailability(usable: status.isUsable, summary: status.summary, notes: notes)
-    }
-
-    private func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
