@@ -45,7 +45,9 @@ struct ForeignItemsCLITests {
         #expect(set.status == 0, "\(set.stderr)")
         defer { _ = try? tool(cli, python, ["-c", "import keyring; keyring.delete_password('\(service)', 'carol')"]) }
         let foreign: [String: String?] = ["SECITEM_ACCESS_GROUPS": "app,\(Self.foreign)"]
-        #expect(try cli.run(["find-generic-password", "-s", service, "-w"], environment: foreign).stdout == "py-1\n")
+        // Listed as the first (default) group, so that an operator tool entitled to every group searches it too.
+        let foreignFirst: [String: String?] = ["SECITEM_ACCESS_GROUPS": Self.foreign]
+        #expect(try cli.run(["find-generic-password", "-s", service, "-w"], environment: foreignFirst).stdout == "py-1\n")
 
         // Adopt: a SecItem copy in group app, verified; the original stays without --move.
         let adopt = try cli.run(["migrate", "--adopt-foreign", "--to-group", "app", "-s", service], environment: foreign)
