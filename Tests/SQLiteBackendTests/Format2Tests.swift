@@ -386,6 +386,32 @@ struct Format2Tests {
         #expect(try (client.copyMatchingItems(["class": "genp", "acct": "alice", "r_Data": true]) as? Data) == Data("s3cret-alice".utf8))
     }
 
+    // MARK: Staying current without a query per operation
+
+    @Test("reads and writes re-read the file's state only after another connection committed")
+    func synchronisation() throws {
+        let dir = TempDir()
+        let key = try makeKeyFile(dir.file("key"))
+        let db = try makeKeychain(dir, key: key)
+        let backend = try openBackend(db, .keyFile(key))
+        let client = SecItemClient(backend: backend, accessGroups: groups)
+        let start = backend.synchronisations
+        for i in 0..<20 {
+            try client.addItem(genp("own-\(i)", data: "v"))
+            #expect(try readData(client, "own-\(i)") == "v")
+            #expect(status { _ = try readData(client, "absent-\(i)") } == errSecItemNotFound)
+            try client.updateItems(genp("own-\(i)"), ["v_Data": Data("w".utf8)])
+        }
+        #expect(backend.synchronisations == start, "this connection's own writes made it re-read the file")
+        // Another connection writes: the next operation re-reads once, then no more.
+        let other = try openBackend(db, .keyFile(key))
+        try SecItemClient(backend: other, accessGroups: groups).addItem(genp("theirs", data: "t"))
+        #expect(try readData(client, "theirs") == "t")
+        #expect(backend.synchronisations == start + 1)
+        for _ in 0..<5 { #expect(try readData(client, "a") == "data-a") }
+        #expect(backend.synchronisations == start + 1)
+    }
+
     // MARK: Deleted content does not linger
 
     @Test("a deleted item's box is nowhere in the files once the last connection closed")

@@ -14,28 +14,6 @@ enum Crypto {
         return out
     }
 
-    /// HMAC-SHA256 of `message` under `key`.
-    static func hmac(_ key: SecretBytes, _ message: [UInt8]) throws(SecItemError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        let rc = key.withBytes { k, kn in
-            message.withUnsafeBufferPointer { m in
-                out.withUnsafeMutableBufferPointer { o in
-                    csecitem_hmac_sha256(k, kn, m.baseAddress, m.count, o.baseAddress)
-                }
-            }
-        }
-        guard rc == 0 else { throw SecItemError(errSecIO, "HMAC-SHA256 failed in libcrypto") }
-        return out
-    }
-
-    /// HMAC-SHA256 of `message` under `key` into the 32 bytes at `out`.
-    static func hmac(_ key: SecretBytes, _ message: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>)
-        throws(SecItemError)
-    {
-        let rc = key.withBytes { k, kn in csecitem_hmac_sha256(k, kn, message.baseAddress, message.count, out) }
-        guard rc == 0 else { throw SecItemError(errSecIO, "HMAC-SHA256 failed in libcrypto") }
-    }
-
     /// Zeroes the first `count` bytes of `bytes`.
     static func cleanse(_ bytes: inout [UInt8], count: Int) {
         bytes.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, min(count, $0.count)) }
@@ -99,30 +77,6 @@ enum Crypto {
         }
         guard rc == 0 else { throw SecItemError(errSecIO, "AES-256-GCM encryption failed in libcrypto") }
         return out
-    }
-
-    /// Opens nonce ‖ ciphertext ‖ tag, read in place, into `plain` (grown when
-    /// too small; the caller zeroes it after use with ``cleanse(_:count:)``).
-    /// - Returns: the plaintext's length, or `nil` when the box does not authenticate.
-    static func open(
-        _ key: SecretBytes, _ sealed: UnsafeRawBufferPointer, aad: UnsafeBufferPointer<UInt8>, into plain: inout [UInt8]
-    ) throws(SecItemError) -> Int? {
-        guard sealed.count >= nonceLength + tagLength, let base = sealed.baseAddress else { return nil }
-        let n = sealed.count - nonceLength - tagLength
-        if plain.count < max(n, 1) {
-            wipe(&plain)
-            plain = [UInt8](repeating: 0, count: max(n, 64))
-        }
-        let bytes = base.assumingMemoryBound(to: UInt8.self)
-        let rc = key.withBytes { k, _ in
-            plain.withUnsafeMutableBufferPointer { p in
-                csecitem_aes256gcm_open(
-                    k, bytes, aad.baseAddress, aad.count, bytes + nonceLength, n, bytes + nonceLength + n, p.baseAddress)
-            }
-        }
-        if rc == 1 { return nil }
-        guard rc == 0 else { throw SecItemError(errSecIO, "AES-256-GCM decryption failed in libcrypto") }
-        return n
     }
 
     /// Opens nonce ‖ ciphertext ‖ tag into a buffer `body` reads (then zeroed).

@@ -119,8 +119,8 @@ enum KeychainSchema {
                 "the keychain \(db.path) was altered outside secitem: its schema is not format \(format)'s: "
                     + found.prefix(5).joined(separator: "; ")
                     + (found.count > 5 ? "; and \(found.count - 5) more" : "")
-                    + ". Nothing was read or written; restore it from a backup, or export its items with a secitem "
-                    + "that trusts it after removing what was added")
+                    + ". Nothing was written. Restore the file from a backup, or remove what was added "
+                    + "(docs/file-format.md, \"The schema is authenticated\") and run secitem verify")
         }
     }
 }

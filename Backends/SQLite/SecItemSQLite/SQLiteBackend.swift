@@ -131,6 +131,13 @@ public final class SQLiteBackend: SecItemBackend {
         }
     }
 
+    /// How many times this backend's connection re-read the file's state because
+    /// another connection had committed (tests only).
+    @_spi(Testing)
+    public var synchronisations: Int {
+        (try? withConnection { (c: SQLiteConnection) throws(SecItemError) in c.synchronisations }) ?? -1
+    }
+
     /// ``upgrade()`` with a pause (`stall`, run with the transaction open, half-way
     /// through the rows) or a failure after `rows` rows (tests only).
     @_spi(Testing)

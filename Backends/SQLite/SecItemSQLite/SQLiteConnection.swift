@@ -86,9 +86,14 @@ final class SQLiteConnection {
 
     /// Inside a transaction: brings this connection up to the file's current state
     /// when another connection committed since it last looked (or when `force`).
+    /// How many times this connection re-read the file's state (tests: a read or
+    /// write after this connection's own writes must not need to).
+    private(set) var synchronisations = 0
+
     private func synchronise(force: Bool) throws(SecItemError) {
         let dataVersion = db.fileDataVersion
         guard force || dataVersion != knownDataVersion else { return }
+        synchronisations += 1
         let schemaVersion = try db.pragma("schema_version")
         let fresh = try KeychainHeader.read(db)
         if force || schemaVersion != knownSchemaVersion || fresh.format != header.format {
