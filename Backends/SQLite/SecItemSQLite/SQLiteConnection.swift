@@ -55,10 +55,10 @@ final class SQLiteConnection {
         // Read the header and check the schema before anything that could write, so a
         // file that is not a keychain (an empty file included), or one someone planted
         // triggers in, is left exactly as it was.
-        let header = try db.transaction(write: false) { () throws(SecItemError) in
+        let (header, checkedSchema) = try db.transaction(write: false) { () throws(SecItemError) in
             let header = try KeychainHeader.read(db)
             try KeychainSchema.check(db, format: header.format)
-            return header
+            return (header, try db.pragma("schema_version"))
         }
         let mode = try db.statement("PRAGMA journal_mode")
         _ = try mode.step(during: "reading the journal mode")
@@ -78,6 +78,8 @@ final class SQLiteConnection {
         let connection = SQLiteConnection(
             db: db, header: header, kek: kek.kek,
             codec: RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(header.format))))
+        // The schema just checked need not be checked again unless it changed since.
+        connection.knownSchemaVersion = checkedSchema
         try db.transaction(write: false) { () throws(SecItemError) in try connection.synchronise(force: true) }
         return connection
     }
@@ -96,7 +98,7 @@ final class SQLiteConnection {
         synchronisations += 1
         let schemaVersion = try db.pragma("schema_version")
         let fresh = try KeychainHeader.read(db)
-        if force || schemaVersion != knownSchemaVersion || fresh.format != header.format {
+        if schemaVersion != knownSchemaVersion || fresh.format != header.format {
             try KeychainSchema.check(db, format: fresh.format)
         }
         if fresh.epoch != header.epoch || fresh.format != header.format || fresh.wrappedDataKey != header.wrappedDataKey {
@@ -515,6 +517,7 @@ final class SQLiteConnection {
     /// against the commitment.
     func verify() throws(SecItemError) -> SQLiteBackend.VerificationReport {
         try synchronise(force: true)
+        try KeychainSchema.check(db, format: format)
         let check = try db.statement("PRAGMA quick_check")
         defer { check.reset() }
         var problems: [String] = []
