@@ -209,7 +209,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GitCredentialTests",
-            dependencies: ["SecItemGitCredential", "SecItem", "SecItemCore", "SecItemMemory"],
+            dependencies: ["SecItemGitCredential", "SecItem", "SecItemCore", "SecItemMemory", "SecItemTestSupport"],
             path: "Tests/GitCredentialTests",
             exclude: ["Scripts"]
         ),

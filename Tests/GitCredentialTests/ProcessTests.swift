@@ -1,31 +1,24 @@
 import Foundation
+import SecItemTestSupport
 import Testing
 
 /// The built executables, run as git runs them, each test with a private home and keychain.
 struct HelperProcess {
     /// The directory holding the package's built executables (next to the test bundle).
     static let binDirectory: URL = {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.pathComponents.count > 1
-            && !FileManager.default.fileExists(atPath: url.appendingPathComponent("git-credential-secitem").path)
-        {
-            url.deleteLastPathComponent()
-        }
-        return url
+        let helper = (try? Executables.built("git-credential-secitem")) ?? "/nonexistent/git-credential-secitem"
+        return URL(fileURLWithPath: helper).deletingLastPathComponent()
     }()
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Result = ProcessOutput
 
     let root: URL
     var environment: [String: String]
 
     /// - Parameter backend: `file` or `secret-service`; a fresh file keychain or a fresh Secret Service namespace.
     init(backend: String) throws {
+        _ = try Executables.built("git-credential-secitem")  // fails loudly when it was not built
         root = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-git-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SECITEM_") && !$0.key.hasPrefix("GIT_") }
@@ -44,45 +37,17 @@ struct HelperProcess {
         environment = env
     }
 
-    enum Failure: Error { case noSecretService, timeout, noGitSuite }
+    enum Failure: Error { case noSecretService, noGitSuite }
 
     /// Runs `executable arguments…` (a name in the build directory, or a path) with `stdin`.
     @discardableResult
     func run(_ executable: String, _ arguments: [String], stdin: String = "", environment extra: [String: String?] = [:],
-             timeout: TimeInterval = 120) throws -> Result
+             timeout: Duration = .seconds(120)) throws -> Result
     {
-        let process = Process()
-        process.executableURL = executable.hasPrefix("/")
-            ? URL(fileURLWithPath: executable) : Self.binDirectory.appendingPathComponent(executable)
-        process.arguments = arguments
+        let path = executable.hasPrefix("/") ? executable : Self.binDirectory.appendingPathComponent(executable).path
         var env = environment
         for (key, value) in extra { env[key] = value }
-        process.environment = env
-        let id = UUID().uuidString
-        let outURL = root.appendingPathComponent("out-\(id)")
-        let errURL = root.appendingPathComponent("err-\(id)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
-        try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            if Date() > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                throw Failure.timeout
-            }
-            usleep(5_000)
-        }
-        let out = String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self)
-        let err = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
-        return Result(status: process.terminationStatus, stdout: out, stderr: err)
+        return try ChildProcess.run(path, arguments, environment: env, stdin: Data(stdin.utf8), timeout: timeout)
     }
 
     func helper(_ action: String, _ input: String, options: [String] = []) throws -> Result {
@@ -191,21 +156,13 @@ struct ProcessTests {
         let p = try HelperProcess(backend: "file")
         defer { p.remove() }
         #expect(try p.helper("store", "protocol=https\nhost=h\nusername=u\npassword=pw\n").status == 0)
-        let process = Process()
-        process.executableURL = HelperProcess.binDirectory.appendingPathComponent("git-credential-secitem")
-        process.arguments = ["get"]
-        process.environment = p.environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        try input.fileHandleForWriting.write(contentsOf: Data("protocol=https\nhost=h\n\n".utf8))
-        // stdin stays open; the answer must still come.
-        let answer = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try input.fileHandleForWriting.close()
-        #expect(String(decoding: answer, as: UTF8.self) == "username=u\npassword=pw\n")
+        let child = try ChildProcess(
+            HelperProcess.binDirectory.appendingPathComponent("git-credential-secitem").path, ["get"], environment: p.environment)
+        try child.send(Data("protocol=https\nhost=h\n\n".utf8))
+        // Standard input stays open: both lines of the answer must still come.
+        #expect(try child.line(0) == "username=u")
+        #expect(try child.line(1) == "password=pw")
+        #expect(try child.finish().status == 0)
     }
 
     @Test("git's own helper tests (t0303-credential-external.sh, with the timeout cases) pass", arguments: Backend.allCases)
@@ -218,7 +175,7 @@ struct ProcessTests {
         defer { p.remove() }
         let result = try p.run(
             "/bin/sh", [HelperProcess.scripts.appendingPathComponent("git-t0303.sh").path, t, HelperProcess.binDirectory.path,
-                        p.root.appendingPathComponent("t0303").path], timeout: 300)
+                        p.root.appendingPathComponent("t0303").path], timeout: .seconds(300))
         #expect(result.status == 0, "t0303 failed on \(backend.rawValue):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("# passed all 13 test(s)"), "\(result.stdout)")
         #expect(!result.stdout.contains("skipping timeout tests"))
@@ -231,7 +188,7 @@ struct ProcessTests {
         defer { p.remove() }
         let result = try p.run(
             "/bin/sh", [HelperProcess.scripts.appendingPathComponent("clone-through-http.sh").path, HelperProcess.binDirectory.path,
-                        p.root.appendingPathComponent("clone").path], timeout: 300)
+                        p.root.appendingPathComponent("clone").path], timeout: .seconds(300))
         #expect(result.status == 0, "on \(backend.rawValue):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all steps passed"))
     }
