@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Whole-process start-up of `secitem find-generic-password -w`, paired with its floor.
+
+    scripts/with-secret-service python3 Benchmarks/cli_startup.py [--runs 15] [--items 1000] [--secitem PATH]
+
+Times whole processes (fork/exec to exit, as a shell script calling `secitem` sees them)
+and reads each process's peak memory (ru_maxrss from wait4). Subject and baseline
+alternate run by run, so drift hits both:
+
+- file:           `secitem find-generic-password -a … -s … -w` on a key-file-protected
+                  file keychain of --items items  vs  Benchmarks/CLIStartup/find_baseline.c,
+                  a C program doing the same SQLite + OpenSSL work on a file of the same
+                  size (built here with cc -O2).
+- secret-service: the same `find -w` on the session bus's daemon  vs  `secret-tool lookup`
+                  of the very same item (run under scripts/with-secret-service; skipped,
+                  loudly, without a bus).
+- floors:         `/bin/true` (process creation alone).
+
+Targets (issue 14): Secret Service ≤ 1.0× secret-tool; file ≤ 1.2× the C program; peak
+memory of `find -w` ≤ 16 MiB. Needs: cc, libsqlite3-dev, libssl-dev, libsecret-tools
+(secret-tool). Secrets are random test values and are never printed.
+"""
+import argparse
+import json
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+SPAWN = None  # the compiled spawn_measure
+
+
+def run_once(argv, env):
+    """Runs argv through spawn_measure; returns (nanoseconds, peak RSS in KiB, stdout bytes, status)."""
+    report = SPAWN + ".report"
+    proc = subprocess.run([SPAWN, report, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          stdin=subprocess.DEVNULL)
+    with open(report) as f:
+        fields = f.read().split()
+    os.unlink(report)
+    if proc.returncode != 0 or len(fields) != 3:
+        sys.exit(f"spawn_measure failed for {argv[0]}")
+    return int(fields[0]), int(fields[1]), proc.stdout, int(fields[2])
+
+
+def paired(subject, baseline, runs, warmup=3):
+    """Alternates subject and baseline; returns their samples."""
+    samples = {"subject": [], "baseline": []}
+    for i in range(warmup + runs):
+        for name, (argv, env, expected) in (("subject", subject), ("baseline", baseline)):
+            ns, rss, out, status = run_once(argv, env)
+            if status != 0 or (expected is not None and out != expected):
+                sys.exit(f"{name} {argv[0]} failed (status {status})")
+            if i >= warmup:
+                samples[name].append((ns, rss))
+    return samples
+
+
+def describe(samples):
+    times = sorted(ns for ns, _ in samples)
+    return {
+        "median_ms": statistics.median(times) / 1e6,
+        "p90_ms": times[int(len(times) * 0.9) - 1] / 1e6 if len(times) >= 10 else max(times) / 1e6,
+        "peak_rss_mib": max(rss for _, rss in samples) / 1024,
+    }
+
+
+def plaintext_export(count, service, seed):
+    items = []
+    for i in range(count):
+        items.append({
+            "class": "genp", "id": str(uuid.uuid4()).upper(),
+            "data": __import__("base64").b64encode(f"secret-{seed}-{i}".encode()).decode(),
+            "attributes": {"acct": {"string": f"account-{i}"}, "svce": {"string": service},
+                           "agrp": {"string": "default"}, "sync": {"number": 0}, "pdmn": {"string": "ak"},
+                           "cdat": {"date": 0}, "mdat": {"date": 0}},
+        })
+    manifest = {"format": "secitem-export", "version": 1, "count": count, "accessGroups": ["default"], "created": 0}
+    return json.dumps({"manifest": manifest, "items": items}).encode()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--secitem", help="a built secitem (default: swift build -c release --product secitem)")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--floor", action="append", default=[],
+                        help="also time this program alone (e.g. a Swift hello-world), repeatable")
+    args = parser.parse_args()
+
+    secitem = args.secitem
+    if not secitem:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "secitem"], cwd=ROOT, check=True)
+        bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+                                  capture_output=True, text=True).stdout.strip()
+        secitem = os.path.join(bin_path, "secitem")
+    work = tempfile.mkdtemp(prefix="secitem-cli-bench-")
+    try:
+        global SPAWN
+        SPAWN = os.path.join(work, "spawn_measure")
+        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", SPAWN,
+                        os.path.join(ROOT, "Benchmarks/CLIStartup/spawn_measure.c")], check=True)
+        baseline = os.path.join(work, "find_baseline")
+        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", baseline,
+                        os.path.join(ROOT, "Benchmarks/CLIStartup/find_baseline.c"), "-lsqlite3", "-lcrypto"], check=True)
+        key = os.path.join(work, "key")
+        with open(os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            f.write(secrets.token_hex(32))
+        seed = secrets.randbelow(10**9)
+        print(f"cli_startup: {args.runs} paired runs, {args.items} items, seed {seed}")
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith("SECITEM_")}
+        base_env.update({"SECITEM_CONFIG": "none", "XDG_DATA_HOME": work, "XDG_CONFIG_HOME": work})
+        results = []
+        middle = args.items // 2
+        expected = f"secret-{seed}-{middle}\n".encode()
+
+        # File backend vs the C program.
+        file_env = dict(base_env, SECITEM_BACKEND="file", SECITEM_FILE=os.path.join(work, "keychain.db"),
+                        SECITEM_KEY_FILE=key)
+        export = os.path.join(work, "items.json")
+        with open(export, "wb") as f:
+            f.write(plaintext_export(args.items, "bulk", seed))
+        subprocess.run([secitem, "import", "--plaintext", "--input", export], env=file_env, check=True,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run([baseline, "create", os.path.join(work, "baseline.db"), key, str(args.items)], check=True)
+        find = [secitem, "find-generic-password", "-a", f"account-{middle}", "-s", "bulk", "-w"]
+        samples = paired((find, file_env, expected),
+                         ([baseline, "lookup", os.path.join(work, "baseline.db"), key, f"account-{middle}"], base_env,
+                          f"secret-{middle}\n".encode()), args.runs)
+        results.append(("find -w", "file", "sqlite3+libcrypto C", samples, 1.2))
+
+        # Secret Service vs secret-tool on the same daemon and item.
+        if os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            tool = shutil.which("secret-tool")
+            if not tool:
+                sys.exit("secret-tool is missing: apt-get install libsecret-tools")
+            service = f"bench-{uuid.uuid4()}"
+            ss_env = dict(base_env, SECITEM_BACKEND="secret-service")
+            count = min(args.items, 100)
+            with open(export, "wb") as f:
+                f.write(plaintext_export(count, service, seed))
+            subprocess.run([secitem, "import", "--plaintext", "--input", export], env=ss_env, check=True,
+                           stderr=subprocess.DEVNULL)
+            ss_middle = count // 2
+            ss_expected = f"secret-{seed}-{ss_middle}".encode()
+            find = [secitem, "find-generic-password", "-a", f"account-{ss_middle}", "-s", service, "-w"]
+            lookup = [tool, "lookup", "service", service, "account", f"account-{ss_middle}"]
+            samples = paired((find, ss_env, ss_expected + b"\n"), (lookup, base_env, ss_expected), args.runs)
+            results.append(("find -w", "secret-service", "secret-tool lookup", samples, 1.0))
+            subprocess.run([tool, "clear", "service", service], env=base_env)
+        else:
+            print("cli_startup: NO SESSION BUS: the Secret Service pair is skipped (run under scripts/with-secret-service)")
+
+        floor = describe([run_once(["/bin/true"], base_env)[:2] for _ in range(args.runs)])
+
+        print(f"\nprocess floor (/bin/true): median {floor['median_ms']:.2f} ms, peak {floor['peak_rss_mib']:.1f} MiB")
+        for program in args.floor:
+            extra = describe([run_once([program], base_env)[:2] for _ in range(args.runs)])
+            print(f"floor {program}: median {extra['median_ms']:.2f} ms, peak {extra['peak_rss_mib']:.1f} MiB")
+        header = f"{'operation':10} {'backend':15} {'median':>9} {'p90':>9} {'peak RSS':>9}   {'baseline':22} {'median':>9} {'peak RSS':>9} {'ratio':>7} {'target':>7}"
+        print(header)
+        print("-" * len(header))
+        out = []
+        for op, backend, base_name, samples, target in results:
+            s, b = describe(samples["subject"]), describe(samples["baseline"])
+            ratio = s["median_ms"] / b["median_ms"]
+            print(f"{op:10} {backend:15} {s['median_ms']:7.2f}ms {s['p90_ms']:7.2f}ms {s['peak_rss_mib']:6.1f}MiB   "
+                  f"{base_name:22} {b['median_ms']:7.2f}ms {b['peak_rss_mib']:6.1f}MiB {ratio:6.2f}× {'≤' + str(target) + '×':>7}"
+                  f"{'' if ratio <= target else '  MISSED'}")
+            out.append({"operation": op, "backend": backend, "baseline": base_name, "subject": s, "baselineResult": b,
+                        "ratio": ratio, "target": target})
+        for entry in out:
+            mem = entry["subject"]["peak_rss_mib"]
+            print(f"peak memory of find -w on {entry['backend']}: {mem:.1f} MiB (target ≤ 16 MiB){'' if mem <= 16 else '  MISSED'}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"floor": floor, "results": out, "runs": args.runs, "items": args.items}, f, indent=2)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
