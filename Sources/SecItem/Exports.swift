@@ -143,6 +143,9 @@
 @_exported public import var SecItemCore.kSecAttrKeyTypeECSECPrimeRandom
 @_exported public import var SecItemCore.kSecAttrKeyTypeEd25519
 @_exported public import var SecItemCore.kSecAttrKeyTypeX25519
+@_exported public import var SecItemCore.kSecUseNoAuthenticationUI
+@_exported public import var SecItemCore.kSecUseKeychain
+@_exported public import var SecItemCore.kSecMatchSearchList
 
 // MARK: CoreFoundationTypes.swift
 @_exported public import typealias SecItemCore.OSStatus
@@ -156,6 +159,19 @@
 @_exported public import typealias SecItemCore.CFDate
 @_exported public import var SecItemCore.kCFBooleanTrue
 @_exported public import var SecItemCore.kCFBooleanFalse
+@_exported public import var SecItemCore.noErr
+@_exported public import typealias SecItemCore.CFError
+@_exported public import typealias SecItemCore.CFIndex
+@_exported public import typealias SecItemCore.CFOptionFlags
+@_exported public import typealias SecItemCore.CFErrorDomain
+@_exported public import class SecItemCore.CFAllocator
+@_exported public import var SecItemCore.kCFAllocatorDefault
+@_exported public import func SecItemCore.CFErrorGetCode
+@_exported public import func SecItemCore.CFErrorGetDomain
+@_exported public import func SecItemCore.CFErrorCopyUserInfo
+@_exported public import func SecItemCore.CFErrorCopyDescription
+@_exported public import var SecItemCore.kCFErrorDescriptionKey
+@_exported public import protocol SecItemCore.SecItemDictionaryConvertible
 
 // MARK: Configuration
 @_exported public import struct SecItemCore.SecItemConfiguration
@@ -193,3 +209,33 @@
 @_exported public import var SecItemCore.errSecDataNotAvailable
 @_exported public import var SecItemCore.errSecDecode
 @_exported public import func SecItemCore.SecCopyErrorMessageString
+@_exported public import var SecItemCore.errSecDskFull
+@_exported public import var SecItemCore.errSecOpWr
+@_exported public import var SecItemCore.errSecWrPerm
+@_exported public import var SecItemCore.errSecInternalComponent
+@_exported public import var SecItemCore.errSecCoreFoundationUnknown
+@_exported public import var SecItemCore.errSecNoAccessForItem
+@_exported public import var SecItemCore.errSecInvalidOwnerEdit
+@_exported public import var SecItemCore.errSecUnsupportedFormat
+@_exported public import var SecItemCore.errSecUnknownFormat
+@_exported public import var SecItemCore.errSecPassphraseRequired
+@_exported public import var SecItemCore.errSecDuplicateKeychain
+@_exported public import var SecItemCore.errSecBufferTooSmall
+@_exported public import var SecItemCore.errSecDataTooLarge
+@_exported public import var SecItemCore.errSecInvalidSearchRef
+@_exported public import var SecItemCore.errSecNoDefaultKeychain
+@_exported public import var SecItemCore.errSecWrongSecVersion
+@_exported public import var SecItemCore.errSecKeySizeNotAllowed
+@_exported public import var SecItemCore.errSecInDarkWake
+@_exported public import var SecItemCore.errSecRestrictedAPI
+@_exported public import var SecItemCore.errSecServiceNotAvailable
+@_exported public import var SecItemCore.errSecVerifyFailed
+@_exported public import var SecItemCore.errSecNotTrusted
+
+// MARK: AccessControl.swift
+@_exported public import struct SecItemCore.SecAccessControlCreateFlags
+@_exported public import class SecItemCore.SecAccessControl
+@_exported public import func SecItemCore.SecAccessControlCreateWithFlags
+@_exported public import typealias SecItemCore.SecRandomRef
+@_exported public import var SecItemCore.kSecRandomDefault
+@_exported public import func SecItemCore.SecRandomCopyBytes

@@ -20,7 +20,7 @@ public enum ConformanceSuite {
     /// Every case, in a stable order.
     public static var cases: [ConformanceCase] {
         BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + InputCases.all
-            + ValueCases.all + ConcurrencyCases.all + KeychainCases.all
+            + ValueCases.all + ConcurrencyCases.all + KeychainCases.all + AccessControlCases.all
     }
 
     /// The groups the kit's client is entitled to; the first is the default.

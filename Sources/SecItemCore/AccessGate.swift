@@ -69,26 +69,15 @@ public struct HeadlessAccessAuthority: AccessAuthority {
 
 // MARK: - What an item needs
 
-/// `SecAccessControlCreateFlags`, Apple's bit values, as stored in an item's
-/// access control (`kSecAttrAccessControl`, `accc`).
-public struct AccessControlFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt
-    public init(rawValue: UInt) { self.rawValue = rawValue }
+/// The access-control flags an item stores (`accc`): Apple's `SecAccessControlCreateFlags`
+/// (SecAccessControl.swift), under the name the access check uses.
+public typealias AccessControlFlags = SecAccessControlCreateFlags
 
-    public static let userPresence = AccessControlFlags(rawValue: 1 << 0)
-    public static let biometryAny = AccessControlFlags(rawValue: 1 << 1)
-    public static let biometryCurrentSet = AccessControlFlags(rawValue: 1 << 3)
-    public static let devicePasscode = AccessControlFlags(rawValue: 1 << 4)
-    public static let watch = AccessControlFlags(rawValue: 1 << 5)
-    public static let or = AccessControlFlags(rawValue: 1 << 14)
-    public static let and = AccessControlFlags(rawValue: 1 << 15)
-    public static let privateKeyUsage = AccessControlFlags(rawValue: 1 << 30)
-    public static let applicationPassword = AccessControlFlags(rawValue: 1 << 31)
-
+extension SecAccessControlCreateFlags {
     /// The flags that on Apple platforms make reading the item's data ask the
     /// user; here each is one polkit authorization (there is one mechanism, so
     /// `.or` and `.and` of them ask once).
-    public static let asksUser: AccessControlFlags = [
+    public static let asksUser: SecAccessControlCreateFlags = [
         .userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .watch, .applicationPassword,
     ]
 }

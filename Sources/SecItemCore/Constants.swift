@@ -1,269 +1,282 @@
+public import Foundation
+
 // The kSec… constants, with exactly the string values of Apple's Security framework
 // (OSX/sec/Security/SecItemConstants.c), as listed in the contract (docs/secitem-semantics.md §1).
+//
+// Each is a `CFString` (`NSString`), as on Apple platforms. `NSString` is not `Sendable`
+// in swift-corelibs-foundation, hence `nonisolated(unsafe)`: these instances are
+// immutable `NSString`s (never `NSMutableString`) that nothing can change.
 // MARK: Item classes and keys
 /// `class`
-public let kSecClass: CFString = "class"
+nonisolated(unsafe) public let kSecClass: CFString = "class"
 /// `genp`
-public let kSecClassGenericPassword: CFString = "genp"
+nonisolated(unsafe) public let kSecClassGenericPassword: CFString = "genp"
 /// `inet`
-public let kSecClassInternetPassword: CFString = "inet"
+nonisolated(unsafe) public let kSecClassInternetPassword: CFString = "inet"
 /// `cert`
-public let kSecClassCertificate: CFString = "cert"
+nonisolated(unsafe) public let kSecClassCertificate: CFString = "cert"
 /// `keys`
-public let kSecClassKey: CFString = "keys"
+nonisolated(unsafe) public let kSecClassKey: CFString = "keys"
 /// `idnt`
-public let kSecClassIdentity: CFString = "idnt"
+nonisolated(unsafe) public let kSecClassIdentity: CFString = "idnt"
 /// `v_Data`
-public let kSecValueData: CFString = "v_Data"
+nonisolated(unsafe) public let kSecValueData: CFString = "v_Data"
 /// `v_Ref`
-public let kSecValueRef: CFString = "v_Ref"
+nonisolated(unsafe) public let kSecValueRef: CFString = "v_Ref"
 /// `v_PersistentRef`
-public let kSecValuePersistentRef: CFString = "v_PersistentRef"
+nonisolated(unsafe) public let kSecValuePersistentRef: CFString = "v_PersistentRef"
 /// `r_Data`
-public let kSecReturnData: CFString = "r_Data"
+nonisolated(unsafe) public let kSecReturnData: CFString = "r_Data"
 /// `r_Attributes`
-public let kSecReturnAttributes: CFString = "r_Attributes"
+nonisolated(unsafe) public let kSecReturnAttributes: CFString = "r_Attributes"
 /// `r_Ref`
-public let kSecReturnRef: CFString = "r_Ref"
+nonisolated(unsafe) public let kSecReturnRef: CFString = "r_Ref"
 /// `r_PersistentRef`
-public let kSecReturnPersistentRef: CFString = "r_PersistentRef"
+nonisolated(unsafe) public let kSecReturnPersistentRef: CFString = "r_PersistentRef"
 /// `m_Limit`
-public let kSecMatchLimit: CFString = "m_Limit"
+nonisolated(unsafe) public let kSecMatchLimit: CFString = "m_Limit"
 /// `m_LimitOne`
-public let kSecMatchLimitOne: CFString = "m_LimitOne"
+nonisolated(unsafe) public let kSecMatchLimitOne: CFString = "m_LimitOne"
 /// `m_LimitAll`
-public let kSecMatchLimitAll: CFString = "m_LimitAll"
+nonisolated(unsafe) public let kSecMatchLimitAll: CFString = "m_LimitAll"
 /// `m_CaseInsensitive`
-public let kSecMatchCaseInsensitive: CFString = "m_CaseInsensitive"
+nonisolated(unsafe) public let kSecMatchCaseInsensitive: CFString = "m_CaseInsensitive"
 /// `m_ItemList`
-public let kSecMatchItemList: CFString = "m_ItemList"
+nonisolated(unsafe) public let kSecMatchItemList: CFString = "m_ItemList"
 /// `nleg`
-public let kSecUseDataProtectionKeychain: CFString = "nleg"
+nonisolated(unsafe) public let kSecUseDataProtectionKeychain: CFString = "nleg"
 /// `u_AuthUI`
-public let kSecUseAuthenticationUI: CFString = "u_AuthUI"
+nonisolated(unsafe) public let kSecUseAuthenticationUI: CFString = "u_AuthUI"
+/// `u_NoAuthUI`: deprecated by Apple in favour of kSecUseAuthenticationUI; `true` means
+/// kSecUseAuthenticationUIFail.
+nonisolated(unsafe) public let kSecUseNoAuthenticationUI: CFString = "u_NoAuthUI"
+/// `u_Keychain`: macOS file keychains (`SecKeychain`); errSecUnimplemented here.
+nonisolated(unsafe) public let kSecUseKeychain: CFString = "u_Keychain"
+/// `m_SearchList`: macOS keychain search lists; errSecUnimplemented in a search here.
+nonisolated(unsafe) public let kSecMatchSearchList: CFString = "m_SearchList"
 /// `u_AuthCtx`
-public let kSecUseAuthenticationContext: CFString = "u_AuthCtx"
+nonisolated(unsafe) public let kSecUseAuthenticationContext: CFString = "u_AuthCtx"
 /// `u_AuthUIA`
-public let kSecUseAuthenticationUIAllow: CFString = "u_AuthUIA"
+nonisolated(unsafe) public let kSecUseAuthenticationUIAllow: CFString = "u_AuthUIA"
 /// `u_AuthUIF`
-public let kSecUseAuthenticationUIFail: CFString = "u_AuthUIF"
+nonisolated(unsafe) public let kSecUseAuthenticationUIFail: CFString = "u_AuthUIF"
 /// `u_AuthUIS`
-public let kSecUseAuthenticationUISkip: CFString = "u_AuthUIS"
+nonisolated(unsafe) public let kSecUseAuthenticationUISkip: CFString = "u_AuthUIS"
 /// `u_OpPrompt`
-public let kSecUseOperationPrompt: CFString = "u_OpPrompt"
+nonisolated(unsafe) public let kSecUseOperationPrompt: CFString = "u_OpPrompt"
 /// `syna`
-public let kSecAttrSynchronizableAny: CFString = "syna"
+nonisolated(unsafe) public let kSecAttrSynchronizableAny: CFString = "syna"
 /// `ak`
-public let kSecAttrAccessibleWhenUnlocked: CFString = "ak"
+nonisolated(unsafe) public let kSecAttrAccessibleWhenUnlocked: CFString = "ak"
 /// `ck`
-public let kSecAttrAccessibleAfterFirstUnlock: CFString = "ck"
+nonisolated(unsafe) public let kSecAttrAccessibleAfterFirstUnlock: CFString = "ck"
 /// `dk`
-public let kSecAttrAccessibleAlways: CFString = "dk"
+nonisolated(unsafe) public let kSecAttrAccessibleAlways: CFString = "dk"
 /// `aku`
-public let kSecAttrAccessibleWhenUnlockedThisDeviceOnly: CFString = "aku"
+nonisolated(unsafe) public let kSecAttrAccessibleWhenUnlockedThisDeviceOnly: CFString = "aku"
 /// `cku`
-public let kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly: CFString = "cku"
+nonisolated(unsafe) public let kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly: CFString = "cku"
 /// `dku`
-public let kSecAttrAccessibleAlwaysThisDeviceOnly: CFString = "dku"
+nonisolated(unsafe) public let kSecAttrAccessibleAlwaysThisDeviceOnly: CFString = "dku"
 /// `akpu`
-public let kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly: CFString = "akpu"
+nonisolated(unsafe) public let kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly: CFString = "akpu"
 
 // MARK: Attribute keys
 /// `pdmn`
-public let kSecAttrAccessible: CFString = "pdmn"
+nonisolated(unsafe) public let kSecAttrAccessible: CFString = "pdmn"
 /// `accc`
-public let kSecAttrAccessControl: CFString = "accc"
+nonisolated(unsafe) public let kSecAttrAccessControl: CFString = "accc"
 /// `agrp`
-public let kSecAttrAccessGroup: CFString = "agrp"
+nonisolated(unsafe) public let kSecAttrAccessGroup: CFString = "agrp"
 /// `sync`
-public let kSecAttrSynchronizable: CFString = "sync"
+nonisolated(unsafe) public let kSecAttrSynchronizable: CFString = "sync"
 /// `cdat`
-public let kSecAttrCreationDate: CFString = "cdat"
+nonisolated(unsafe) public let kSecAttrCreationDate: CFString = "cdat"
 /// `mdat`
-public let kSecAttrModificationDate: CFString = "mdat"
+nonisolated(unsafe) public let kSecAttrModificationDate: CFString = "mdat"
 /// `desc`
-public let kSecAttrDescription: CFString = "desc"
+nonisolated(unsafe) public let kSecAttrDescription: CFString = "desc"
 /// `icmt`
-public let kSecAttrComment: CFString = "icmt"
+nonisolated(unsafe) public let kSecAttrComment: CFString = "icmt"
 /// `crtr`
-public let kSecAttrCreator: CFString = "crtr"
+nonisolated(unsafe) public let kSecAttrCreator: CFString = "crtr"
 /// `type`
-public let kSecAttrType: CFString = "type"
+nonisolated(unsafe) public let kSecAttrType: CFString = "type"
 /// `labl`
-public let kSecAttrLabel: CFString = "labl"
+nonisolated(unsafe) public let kSecAttrLabel: CFString = "labl"
 /// `invi`
-public let kSecAttrIsInvisible: CFString = "invi"
+nonisolated(unsafe) public let kSecAttrIsInvisible: CFString = "invi"
 /// `nega`
-public let kSecAttrIsNegative: CFString = "nega"
+nonisolated(unsafe) public let kSecAttrIsNegative: CFString = "nega"
 /// `acct`
-public let kSecAttrAccount: CFString = "acct"
+nonisolated(unsafe) public let kSecAttrAccount: CFString = "acct"
 /// `svce`
-public let kSecAttrService: CFString = "svce"
+nonisolated(unsafe) public let kSecAttrService: CFString = "svce"
 /// `gena`
-public let kSecAttrGeneric: CFString = "gena"
+nonisolated(unsafe) public let kSecAttrGeneric: CFString = "gena"
 /// `sdmn`
-public let kSecAttrSecurityDomain: CFString = "sdmn"
+nonisolated(unsafe) public let kSecAttrSecurityDomain: CFString = "sdmn"
 /// `srvr`
-public let kSecAttrServer: CFString = "srvr"
+nonisolated(unsafe) public let kSecAttrServer: CFString = "srvr"
 /// `ptcl`
-public let kSecAttrProtocol: CFString = "ptcl"
+nonisolated(unsafe) public let kSecAttrProtocol: CFString = "ptcl"
 /// `atyp`
-public let kSecAttrAuthenticationType: CFString = "atyp"
+nonisolated(unsafe) public let kSecAttrAuthenticationType: CFString = "atyp"
 /// `port`
-public let kSecAttrPort: CFString = "port"
+nonisolated(unsafe) public let kSecAttrPort: CFString = "port"
 /// `path`
-public let kSecAttrPath: CFString = "path"
+nonisolated(unsafe) public let kSecAttrPath: CFString = "path"
 /// `kcls`
-public let kSecAttrKeyClass: CFString = "kcls"
+nonisolated(unsafe) public let kSecAttrKeyClass: CFString = "kcls"
 /// `klbl`
-public let kSecAttrApplicationLabel: CFString = "klbl"
+nonisolated(unsafe) public let kSecAttrApplicationLabel: CFString = "klbl"
 /// `atag`
-public let kSecAttrApplicationTag: CFString = "atag"
+nonisolated(unsafe) public let kSecAttrApplicationTag: CFString = "atag"
 /// `type`
-public let kSecAttrKeyType: CFString = "type"
+nonisolated(unsafe) public let kSecAttrKeyType: CFString = "type"
 /// `bsiz`
-public let kSecAttrKeySizeInBits: CFString = "bsiz"
+nonisolated(unsafe) public let kSecAttrKeySizeInBits: CFString = "bsiz"
 /// `esiz`
-public let kSecAttrEffectiveKeySize: CFString = "esiz"
+nonisolated(unsafe) public let kSecAttrEffectiveKeySize: CFString = "esiz"
 /// `sdat`
-public let kSecAttrStartDate: CFString = "sdat"
+nonisolated(unsafe) public let kSecAttrStartDate: CFString = "sdat"
 /// `edat`
-public let kSecAttrEndDate: CFString = "edat"
+nonisolated(unsafe) public let kSecAttrEndDate: CFString = "edat"
 /// `perm`
-public let kSecAttrIsPermanent: CFString = "perm"
+nonisolated(unsafe) public let kSecAttrIsPermanent: CFString = "perm"
 /// `sens`
-public let kSecAttrIsSensitive: CFString = "sens"
+nonisolated(unsafe) public let kSecAttrIsSensitive: CFString = "sens"
 /// `extr`
-public let kSecAttrIsExtractable: CFString = "extr"
+nonisolated(unsafe) public let kSecAttrIsExtractable: CFString = "extr"
 /// `encr`
-public let kSecAttrCanEncrypt: CFString = "encr"
+nonisolated(unsafe) public let kSecAttrCanEncrypt: CFString = "encr"
 /// `decr`
-public let kSecAttrCanDecrypt: CFString = "decr"
+nonisolated(unsafe) public let kSecAttrCanDecrypt: CFString = "decr"
 /// `drve`
-public let kSecAttrCanDerive: CFString = "drve"
+nonisolated(unsafe) public let kSecAttrCanDerive: CFString = "drve"
 /// `sign`
-public let kSecAttrCanSign: CFString = "sign"
+nonisolated(unsafe) public let kSecAttrCanSign: CFString = "sign"
 /// `vrfy`
-public let kSecAttrCanVerify: CFString = "vrfy"
+nonisolated(unsafe) public let kSecAttrCanVerify: CFString = "vrfy"
 /// `wrap`
-public let kSecAttrCanWrap: CFString = "wrap"
+nonisolated(unsafe) public let kSecAttrCanWrap: CFString = "wrap"
 /// `unwp`
-public let kSecAttrCanUnwrap: CFString = "unwp"
+nonisolated(unsafe) public let kSecAttrCanUnwrap: CFString = "unwp"
 /// `ctyp`
-public let kSecAttrCertificateType: CFString = "ctyp"
+nonisolated(unsafe) public let kSecAttrCertificateType: CFString = "ctyp"
 /// `cenc`
-public let kSecAttrCertificateEncoding: CFString = "cenc"
+nonisolated(unsafe) public let kSecAttrCertificateEncoding: CFString = "cenc"
 /// `subj`
-public let kSecAttrSubject: CFString = "subj"
+nonisolated(unsafe) public let kSecAttrSubject: CFString = "subj"
 /// `issr`
-public let kSecAttrIssuer: CFString = "issr"
+nonisolated(unsafe) public let kSecAttrIssuer: CFString = "issr"
 /// `slnr`
-public let kSecAttrSerialNumber: CFString = "slnr"
+nonisolated(unsafe) public let kSecAttrSerialNumber: CFString = "slnr"
 /// `skid`
-public let kSecAttrSubjectKeyID: CFString = "skid"
+nonisolated(unsafe) public let kSecAttrSubjectKeyID: CFString = "skid"
 /// `pkhh`
-public let kSecAttrPublicKeyHash: CFString = "pkhh"
+nonisolated(unsafe) public let kSecAttrPublicKeyHash: CFString = "pkhh"
 /// `crtr`
-public let kSecAttrKeyCreator: CFString = "crtr"
+nonisolated(unsafe) public let kSecAttrKeyCreator: CFString = "crtr"
 /// `tkid`
-public let kSecAttrTokenID: CFString = "tkid"
+nonisolated(unsafe) public let kSecAttrTokenID: CFString = "tkid"
 
 // MARK: kSecAttrProtocol values
 /// `"ftp "` (the code is exactly four characters)
-public let kSecAttrProtocolFTP: CFString = "ftp "
+nonisolated(unsafe) public let kSecAttrProtocolFTP: CFString = "ftp "
 /// `"ftpa"` (the code is exactly four characters)
-public let kSecAttrProtocolFTPAccount: CFString = "ftpa"
+nonisolated(unsafe) public let kSecAttrProtocolFTPAccount: CFString = "ftpa"
 /// `"http"` (the code is exactly four characters)
-public let kSecAttrProtocolHTTP: CFString = "http"
+nonisolated(unsafe) public let kSecAttrProtocolHTTP: CFString = "http"
 /// `"irc "` (the code is exactly four characters)
-public let kSecAttrProtocolIRC: CFString = "irc "
+nonisolated(unsafe) public let kSecAttrProtocolIRC: CFString = "irc "
 /// `"nntp"` (the code is exactly four characters)
-public let kSecAttrProtocolNNTP: CFString = "nntp"
+nonisolated(unsafe) public let kSecAttrProtocolNNTP: CFString = "nntp"
 /// `"pop3"` (the code is exactly four characters)
-public let kSecAttrProtocolPOP3: CFString = "pop3"
+nonisolated(unsafe) public let kSecAttrProtocolPOP3: CFString = "pop3"
 /// `"smtp"` (the code is exactly four characters)
-public let kSecAttrProtocolSMTP: CFString = "smtp"
+nonisolated(unsafe) public let kSecAttrProtocolSMTP: CFString = "smtp"
 /// `"sox "` (the code is exactly four characters)
-public let kSecAttrProtocolSOCKS: CFString = "sox "
+nonisolated(unsafe) public let kSecAttrProtocolSOCKS: CFString = "sox "
 /// `"imap"` (the code is exactly four characters)
-public let kSecAttrProtocolIMAP: CFString = "imap"
+nonisolated(unsafe) public let kSecAttrProtocolIMAP: CFString = "imap"
 /// `"ldap"` (the code is exactly four characters)
-public let kSecAttrProtocolLDAP: CFString = "ldap"
+nonisolated(unsafe) public let kSecAttrProtocolLDAP: CFString = "ldap"
 /// `"atlk"` (the code is exactly four characters)
-public let kSecAttrProtocolAppleTalk: CFString = "atlk"
+nonisolated(unsafe) public let kSecAttrProtocolAppleTalk: CFString = "atlk"
 /// `"afp "` (the code is exactly four characters)
-public let kSecAttrProtocolAFP: CFString = "afp "
+nonisolated(unsafe) public let kSecAttrProtocolAFP: CFString = "afp "
 /// `"teln"` (the code is exactly four characters)
-public let kSecAttrProtocolTelnet: CFString = "teln"
+nonisolated(unsafe) public let kSecAttrProtocolTelnet: CFString = "teln"
 /// `"ssh "` (the code is exactly four characters)
-public let kSecAttrProtocolSSH: CFString = "ssh "
+nonisolated(unsafe) public let kSecAttrProtocolSSH: CFString = "ssh "
 /// `"ftps"` (the code is exactly four characters)
-public let kSecAttrProtocolFTPS: CFString = "ftps"
+nonisolated(unsafe) public let kSecAttrProtocolFTPS: CFString = "ftps"
 /// `"htps"` (the code is exactly four characters)
-public let kSecAttrProtocolHTTPS: CFString = "htps"
+nonisolated(unsafe) public let kSecAttrProtocolHTTPS: CFString = "htps"
 /// `"htpx"` (the code is exactly four characters)
-public let kSecAttrProtocolHTTPProxy: CFString = "htpx"
+nonisolated(unsafe) public let kSecAttrProtocolHTTPProxy: CFString = "htpx"
 /// `"htsx"` (the code is exactly four characters)
-public let kSecAttrProtocolHTTPSProxy: CFString = "htsx"
+nonisolated(unsafe) public let kSecAttrProtocolHTTPSProxy: CFString = "htsx"
 /// `"ftpx"` (the code is exactly four characters)
-public let kSecAttrProtocolFTPProxy: CFString = "ftpx"
+nonisolated(unsafe) public let kSecAttrProtocolFTPProxy: CFString = "ftpx"
 /// `"smb "` (the code is exactly four characters)
-public let kSecAttrProtocolSMB: CFString = "smb "
+nonisolated(unsafe) public let kSecAttrProtocolSMB: CFString = "smb "
 /// `"rtsp"` (the code is exactly four characters)
-public let kSecAttrProtocolRTSP: CFString = "rtsp"
+nonisolated(unsafe) public let kSecAttrProtocolRTSP: CFString = "rtsp"
 /// `"rtsx"` (the code is exactly four characters)
-public let kSecAttrProtocolRTSPProxy: CFString = "rtsx"
+nonisolated(unsafe) public let kSecAttrProtocolRTSPProxy: CFString = "rtsx"
 /// `"daap"` (the code is exactly four characters)
-public let kSecAttrProtocolDAAP: CFString = "daap"
+nonisolated(unsafe) public let kSecAttrProtocolDAAP: CFString = "daap"
 /// `"eppc"` (the code is exactly four characters)
-public let kSecAttrProtocolEPPC: CFString = "eppc"
+nonisolated(unsafe) public let kSecAttrProtocolEPPC: CFString = "eppc"
 /// `"ipp "` (the code is exactly four characters)
-public let kSecAttrProtocolIPP: CFString = "ipp "
+nonisolated(unsafe) public let kSecAttrProtocolIPP: CFString = "ipp "
 /// `"ntps"` (the code is exactly four characters)
-public let kSecAttrProtocolNNTPS: CFString = "ntps"
+nonisolated(unsafe) public let kSecAttrProtocolNNTPS: CFString = "ntps"
 /// `"ldps"` (the code is exactly four characters)
-public let kSecAttrProtocolLDAPS: CFString = "ldps"
+nonisolated(unsafe) public let kSecAttrProtocolLDAPS: CFString = "ldps"
 /// `"tels"` (the code is exactly four characters)
-public let kSecAttrProtocolTelnetS: CFString = "tels"
+nonisolated(unsafe) public let kSecAttrProtocolTelnetS: CFString = "tels"
 /// `"imps"` (the code is exactly four characters)
-public let kSecAttrProtocolIMAPS: CFString = "imps"
+nonisolated(unsafe) public let kSecAttrProtocolIMAPS: CFString = "imps"
 /// `"ircs"` (the code is exactly four characters)
-public let kSecAttrProtocolIRCS: CFString = "ircs"
+nonisolated(unsafe) public let kSecAttrProtocolIRCS: CFString = "ircs"
 /// `"pops"` (the code is exactly four characters)
-public let kSecAttrProtocolPOP3S: CFString = "pops"
+nonisolated(unsafe) public let kSecAttrProtocolPOP3S: CFString = "pops"
 
 // MARK: kSecAttrAuthenticationType values
 /// `ntlm`
-public let kSecAttrAuthenticationTypeNTLM: CFString = "ntlm"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeNTLM: CFString = "ntlm"
 /// `msna`
-public let kSecAttrAuthenticationTypeMSN: CFString = "msna"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeMSN: CFString = "msna"
 /// `dpaa`
-public let kSecAttrAuthenticationTypeDPA: CFString = "dpaa"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeDPA: CFString = "dpaa"
 /// `rpaa`
-public let kSecAttrAuthenticationTypeRPA: CFString = "rpaa"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeRPA: CFString = "rpaa"
 /// `http`
-public let kSecAttrAuthenticationTypeHTTPBasic: CFString = "http"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeHTTPBasic: CFString = "http"
 /// `httd`
-public let kSecAttrAuthenticationTypeHTTPDigest: CFString = "httd"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeHTTPDigest: CFString = "httd"
 /// `form`
-public let kSecAttrAuthenticationTypeHTMLForm: CFString = "form"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeHTMLForm: CFString = "form"
 /// `dflt`
-public let kSecAttrAuthenticationTypeDefault: CFString = "dflt"
+nonisolated(unsafe) public let kSecAttrAuthenticationTypeDefault: CFString = "dflt"
 
 // MARK: kSecAttrKeyClass and kSecAttrKeyType values
 /// `0`
-public let kSecAttrKeyClassPublic: CFString = "0"
+nonisolated(unsafe) public let kSecAttrKeyClassPublic: CFString = "0"
 /// `1`
-public let kSecAttrKeyClassPrivate: CFString = "1"
+nonisolated(unsafe) public let kSecAttrKeyClassPrivate: CFString = "1"
 /// `2`
-public let kSecAttrKeyClassSymmetric: CFString = "2"
+nonisolated(unsafe) public let kSecAttrKeyClassSymmetric: CFString = "2"
 /// `42`
-public let kSecAttrKeyTypeRSA: CFString = "42"
+nonisolated(unsafe) public let kSecAttrKeyTypeRSA: CFString = "42"
 /// `73`
-public let kSecAttrKeyTypeEC: CFString = "73"
+nonisolated(unsafe) public let kSecAttrKeyTypeEC: CFString = "73"
 /// `73`
-public let kSecAttrKeyTypeECSECPrimeRandom: CFString = "73"
+nonisolated(unsafe) public let kSecAttrKeyTypeECSECPrimeRandom: CFString = "73"
 /// `105`
-public let kSecAttrKeyTypeEd25519: CFString = "105"
+nonisolated(unsafe) public let kSecAttrKeyTypeEd25519: CFString = "105"
 /// `106`
-public let kSecAttrKeyTypeX25519: CFString = "106"
+nonisolated(unsafe) public let kSecAttrKeyTypeX25519: CFString = "106"

@@ -71,6 +71,8 @@ struct ParsedDictionary {
     var authenticationUI = AuthenticationUI.allow
     /// `kSecUseOperationPrompt`.
     var operationPrompt: String?
+    /// `kSecAttrAccessControl`, folded into `pdmn` and `accc` once every key is read.
+    var accessControl: SecAccessControl?
 
     static func parse(
         _ dictionary: [String: Any],
@@ -103,18 +105,21 @@ struct ParsedDictionary {
         // reported every time.
         let classAndRef = (parsed.itemClass, parsed.persistentRef)
         do {
-            for (key, value) in dictionary where key != kSecClass || role == .changes {
+            for (key, value) in dictionary where key != SecConstant.kSecClass || role == .changes {
                 try parsed.take(key: key, raw: RawValue(value), role: role, entitlements: entitlements)
             }
         } catch {
             parsed = ParsedDictionary()
             (parsed.itemClass, parsed.persistentRef) = classAndRef
-            for key in dictionary.keys.sorted() where key != kSecClass || role == .changes {
+            for key in dictionary.keys.sorted() where key != SecConstant.kSecClass || role == .changes {
                 try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role, entitlements: entitlements)
             }
             throw error
         }
 
+        if let access = parsed.accessControl {
+            try parsed.foldAccessControl(access)
+        }
         if role != .changes, parsed.itemClass == nil, parsed.persistentRef == nil {
             throw SecItemError(errSecParam, "the query has no kSecClass")
         }
@@ -132,8 +137,8 @@ struct ParsedDictionary {
     /// `dictionary["class"]`: for the few keys of a typical query, comparing them is
     /// cheaper than hashing one.
     private static func classValue(in dictionary: [String: Any]) -> Any? {
-        guard dictionary.count <= 8 else { return dictionary[kSecClass] }
-        return dictionary.keys.firstIndex { $0 == kSecClass }.map { dictionary.values[$0] }
+        guard dictionary.count <= 8 else { return dictionary[SecConstant.kSecClass] }
+        return dictionary.keys.firstIndex { $0 == SecConstant.kSecClass }.map { dictionary.values[$0] }
     }
 
     private mutating func take(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
@@ -217,6 +222,9 @@ struct ParsedDictionary {
         case "m_ItemList":
             guard role == .search else { return }
             throw SecItemError(errSecUnimplemented, "kSecMatchItemList is not implemented on Linux")
+        case "m_SearchList":
+            guard role == .search else { return }
+            throw SecItemError(errSecUnimplemented, "kSecMatchSearchList (macOS file keychains) is not implemented on Linux")
         case _ where key.hasPrefix("m_"):
             guard role == .search else { return }
             throw SecItemError(errSecParam, "'\(key)' is not a kSecMatch key this keychain supports")
@@ -239,6 +247,19 @@ struct ParsedDictionary {
                 throw SecItemError(errSecParam, "kSecUseOperationPrompt must be a String, not \(raw.typeName)")
             }
             operationPrompt = prompt
+        case "u_NoAuthUI":
+            // Apple's deprecated spelling: true is kSecUseAuthenticationUIFail, false is …Allow.
+            let noUI: Bool
+            switch raw {
+            case .bool(let b): noUI = b
+            case .integer(let n) where n == 0 || n == 1: noUI = n == 1
+            default:
+                throw SecItemError(errSecParam, "kSecUseNoAuthenticationUI must be a Bool, not \(raw.typeName)")
+            }
+            allowsInteraction = !noUI
+            authenticationUI = noUI ? .fail : .allow
+        case "u_Keychain":
+            throw SecItemError(errSecUnimplemented, "kSecUseKeychain (macOS file keychains) is not implemented on Linux")
         case "u_AuthCtx":
             return
         case _ where key.hasPrefix("u_"):
@@ -246,6 +267,18 @@ struct ParsedDictionary {
         default:
             throw SecItemError(errSecParam, "'\(key)' is not a keychain query key")
         }
+    }
+
+    /// An access-control object is its protection class (`pdmn`) and its flags (`accc`),
+    /// in an add, a search and a change alike. A `kSecAttrAccessible` that says otherwise
+    /// is errSecParam, as on Apple platforms.
+    private mutating func foldAccessControl(_ access: SecAccessControl) throws(SecItemError) {
+        if let given = attributes["pdmn"], given != .string(access.accessibility) {
+            throw SecItemError(
+                errSecParam, "kSecAttrAccessible and the kSecAttrAccessControl object's protection differ")
+        }
+        attributes["pdmn"] = .string(access.accessibility)
+        attributes["accc"] = .number(Int64(bitPattern: UInt64(access.flags.rawValue)))
     }
 
     private mutating func takeAttribute(
@@ -260,6 +293,13 @@ struct ParsedDictionary {
             throw SecItemError(errSecNoSuchAttr, "'\(key)' is not an attribute of class \(itemClass.rawValue)")
         }
         switch code {
+        case .accessControl:
+            guard case .accessControl(let access) = raw else {
+                throw SecItemError(
+                    errSecParam,
+                    "kSecAttrAccessControl must be a SecAccessControl (SecAccessControlCreateWithFlags), not \(raw.typeName)")
+            }
+            accessControl = access
         case .accessGroup:
             guard case .string(let group) = try Coercion.attributeValue(raw, key: key, kind: kind) else { return }
             guard entitlements.groups.contains(group) else {

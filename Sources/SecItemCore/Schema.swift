@@ -126,7 +126,7 @@ public enum Schema {
     public static let indexedAttributes = ["svce", "acct", "srvr", "labl"]
 
     static let blobKeys: Set<String> = [
-        "acct", "svce", "labl", "desc", "icmt", "gena", "sdmn", "srvr", "atyp", "path", "atag", "alis", "accc",
+        "acct", "svce", "labl", "desc", "icmt", "gena", "sdmn", "srvr", "atyp", "path", "atag", "alis",
     ]
     static let stringKeys: Set<String> = ["agrp", "tkid"]
     static let dataKeys: Set<String> = ["subj", "issr", "slnr", "skid", "pkhh", "klbl"]
@@ -209,6 +209,8 @@ struct AttributeCode: Hashable, Comparable {
     static var accessGroup: AttributeCode { AttributeCode("a", "g", "r", "p") }
     /// `kSecAttrSynchronizable`.
     static var synchronizable: AttributeCode { AttributeCode("s", "y", "n", "c") }
+    /// `kSecAttrAccessControl`: a `SecAccessControl`, stored as `pdmn` plus its flags (a number).
+    static var accessControl: AttributeCode { AttributeCode("a", "c", "c", "c") }
     /// `kSecUseDataProtectionKeychain`: attribute-shaped, but not an attribute.
     static var dataProtectionKeychain: AttributeCode { AttributeCode("n", "l", "e", "g") }
 }

@@ -115,10 +115,10 @@ public struct SecItemClient: Sendable {
         }
         var newAttributes = changes.attributes
         // Dates are the keychain's: creation stays, modification becomes now.
-        newAttributes[kSecAttrCreationDate] = nil
-        newAttributes[kSecAttrModificationDate] = nil
-        if let group = changes.accessGroup { newAttributes[kSecAttrAccessGroup] = .string(group) }
-        if let sync = changes.synchronizable { newAttributes[kSecAttrSynchronizable] = .number(sync == .yes ? 1 : 0) }
+        newAttributes[SecConstant.kSecAttrCreationDate] = nil
+        newAttributes[SecConstant.kSecAttrModificationDate] = nil
+        if let group = changes.accessGroup { newAttributes[SecConstant.kSecAttrAccessGroup] = .string(group) }
+        if let sync = changes.synchronizable { newAttributes[SecConstant.kSecAttrSynchronizable] = .number(sync == .yes ? 1 : 0) }
         let newData = changes.data
         let now = Date()
         let itemQuery = try makeQuery(parsed)
@@ -127,10 +127,10 @@ public struct SecItemClient: Sendable {
             item.attributes.merge(newAttributes) { _, new in new }
             if let newData { item.data = newData }
             var modified = now
-            if case .date(let previous)? = old.attributes[kSecAttrModificationDate], modified <= previous {
+            if case .date(let previous)? = old.attributes[SecConstant.kSecAttrModificationDate], modified <= previous {
                 modified = previous.addingTimeInterval(0.001)
             }
-            item.attributes[kSecAttrModificationDate] = .date(modified)
+            item.attributes[SecConstant.kSecAttrModificationDate] = .date(modified)
             return item
         }
         guard count > 0 else { throw SecItemError(errSecItemNotFound) }
@@ -153,7 +153,7 @@ public struct SecItemClient: Sendable {
     /// `SecItemAdd` on this client's store.
     public func add(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
         Self.status { () throws(SecItemError) in
-            let value = try addItem(attributes)
+            let value = try addItem(try attributes._secItemDictionary())
             result?.pointee = Self.object(value)
         }
     }
@@ -161,19 +161,21 @@ public struct SecItemClient: Sendable {
     /// `SecItemCopyMatching` on this client's store. On failure `result` is left untouched.
     public func copyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
         Self.status { () throws(SecItemError) in
-            let value = try copyMatchingItems(query)
+            let value = try copyMatchingItems(try query._secItemDictionary())
             result?.pointee = Self.object(value)
         }
     }
 
     /// `SecItemUpdate` on this client's store.
     public func update(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
-        Self.status { () throws(SecItemError) in try updateItems(query, attributesToUpdate) }
+        Self.status { () throws(SecItemError) in
+            try updateItems(try query._secItemDictionary(), try attributesToUpdate._secItemDictionary())
+        }
     }
 
     /// `SecItemDelete` on this client's store.
     public func delete(_ query: CFDictionary) -> OSStatus {
-        Self.status { () throws(SecItemError) in try deleteItems(query) }
+        Self.status { () throws(SecItemError) in try deleteItems(try query._secItemDictionary()) }
     }
 
     // MARK: Internals
@@ -197,14 +199,14 @@ public struct SecItemClient: Sendable {
         for key in itemClass.primaryKeyAttributes where attributes[key] == nil {
             attributes[key] = Schema.defaultValue(for: key)
         }
-        attributes[kSecAttrAccessGroup] = .string(parsed.accessGroup ?? accessGroups.defaultGroup)
-        attributes[kSecAttrSynchronizable] = .number(parsed.synchronizable == .yes ? 1 : 0)
-        if attributes[kSecAttrAccessible] == nil {
-            attributes[kSecAttrAccessible] = .string(itemClass == .certificate ? kSecAttrAccessibleAlways : kSecAttrAccessibleWhenUnlocked)
+        attributes[SecConstant.kSecAttrAccessGroup] = .string(parsed.accessGroup ?? accessGroups.defaultGroup)
+        attributes[SecConstant.kSecAttrSynchronizable] = .number(parsed.synchronizable == .yes ? 1 : 0)
+        if attributes[SecConstant.kSecAttrAccessible] == nil {
+            attributes[SecConstant.kSecAttrAccessible] = .string(itemClass == .certificate ? SecConstant.kSecAttrAccessibleAlways : SecConstant.kSecAttrAccessibleWhenUnlocked)
         }
         let now = Date()
-        attributes[kSecAttrCreationDate] = .date(now)
-        attributes[kSecAttrModificationDate] = .date(now)
+        attributes[SecConstant.kSecAttrCreationDate] = .date(now)
+        attributes[SecConstant.kSecAttrModificationDate] = .date(now)
         return StoredItem(itemClass: itemClass, id: randomUUID(), attributes: attributes, data: parsed.data)
     }
 
@@ -248,6 +250,11 @@ enum ResultShaper {
     static func attributes(of item: StoredItem) -> [String: Any] {
         var out = [String: Any](minimumCapacity: item.attributes.count)
         for (key, value) in item.attributes { out[key] = value.anyValue }
+        // kSecAttrAccessControl is stored as its flags next to pdmn; it comes back as the object.
+        if case .number(let flags)? = item.attributes["accc"], case .string(let pdmn)? = item.attributes["pdmn"] {
+            out["accc"] = SecAccessControl(
+                accessibility: pdmn, flags: SecAccessControlCreateFlags(rawValue: CFOptionFlags(UInt64(bitPattern: flags))))
+        }
         return out
     }
 

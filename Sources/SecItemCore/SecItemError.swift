@@ -27,7 +27,7 @@ public struct SecItemError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// Apple's message for ``status`` (`SecCopyErrorMessageString`).
     public var message: String {
-        SecCopyErrorMessageString(status, nil) ?? "OSStatus \(status)"
+        statusMessage(status)
     }
 
     /// Apple's message, the status and the detail; never a secret.

@@ -1,4 +1,5 @@
 // Status codes and their messages, as in Apple's base/SecBase.h.
+public import Foundation
 
 /// No error.
 public let errSecSuccess: OSStatus = 0
@@ -47,6 +48,53 @@ public let errSecDataNotAvailable: OSStatus = -25316
 /// Unable to decode the provided data.
 public let errSecDecode: OSStatus = -26275
 
+// The rest of SecBase.h's codes that keychain code switches over. This package returns
+// none of them today; they exist so that such switches compile, and have Apple's messages.
+/// The disk is full.
+public let errSecDskFull: OSStatus = -34
+/// File already open with write permission.
+public let errSecOpWr: OSStatus = -49
+/// Write permissions error.
+public let errSecWrPerm: OSStatus = -61
+/// An internal component failed.
+public let errSecInternalComponent: OSStatus = -2070
+/// A Core Foundation error occurred.
+public let errSecCoreFoundationUnknown: OSStatus = -4960
+/// The specified item has no access control.
+public let errSecNoAccessForItem: OSStatus = -25243
+/// Invalid attempt to change the owner of this item.
+public let errSecInvalidOwnerEdit: OSStatus = -25244
+/// The specified import or export format is not supported.
+public let errSecUnsupportedFormat: OSStatus = -25256
+/// The item you are trying to import has an unknown format.
+public let errSecUnknownFormat: OSStatus = -25257
+/// A password is required for import or export.
+public let errSecPassphraseRequired: OSStatus = -25260
+/// A keychain with the same name already exists.
+public let errSecDuplicateKeychain: OSStatus = -25296
+/// There is not enough memory available to use the specified item.
+public let errSecBufferTooSmall: OSStatus = -25301
+/// This item contains information which is too large or in a format that cannot be displayed.
+public let errSecDataTooLarge: OSStatus = -25302
+/// Unable to search the current keychain.
+public let errSecInvalidSearchRef: OSStatus = -25305
+/// A default keychain could not be found.
+public let errSecNoDefaultKeychain: OSStatus = -25307
+/// This keychain was created by a different version of the software and cannot be opened.
+public let errSecWrongSecVersion: OSStatus = -25310
+/// This item specifies a key size which is too large or too small.
+public let errSecKeySizeNotAllowed: OSStatus = -25311
+/// In dark wake, no UI possible
+public let errSecInDarkWake: OSStatus = -25320
+/// Operation not permitted.
+public let errSecRestrictedAPI: OSStatus = -34020
+/// The required service is not available.
+public let errSecServiceNotAvailable: OSStatus = -67585
+/// A cryptographic verification failure has occurred.
+public let errSecVerifyFailed: OSStatus = -67808
+/// The trust policy was not trusted.
+public let errSecNotTrusted: OSStatus = -67843
+
 let statusMessages: [OSStatus: String] = [
     errSecSuccess: "No error.",
     errSecUnimplemented: "Function or operation not implemented.",
@@ -71,6 +119,28 @@ let statusMessages: [OSStatus: String] = [
     errSecInteractionRequired: "User interaction is required, but is currently not allowed.",
     errSecDataNotAvailable: "The contents of this item cannot be retrieved.",
     errSecDecode: "Unable to decode the provided data.",
+    errSecDskFull: "The disk is full.",
+    errSecOpWr: "File already open with write permission.",
+    errSecWrPerm: "Write permissions error.",
+    errSecInternalComponent: "An internal component failed.",
+    errSecCoreFoundationUnknown: "A Core Foundation error occurred.",
+    errSecNoAccessForItem: "The specified item has no access control.",
+    errSecInvalidOwnerEdit: "Invalid attempt to change the owner of this item.",
+    errSecUnsupportedFormat: "The specified import or export format is not supported.",
+    errSecUnknownFormat: "The item you are trying to import has an unknown format.",
+    errSecPassphraseRequired: "A password is required for import or export.",
+    errSecDuplicateKeychain: "A keychain with the same name already exists.",
+    errSecBufferTooSmall: "There is not enough memory available to use the specified item.",
+    errSecDataTooLarge: "This item contains information which is too large or in a format that cannot be displayed.",
+    errSecInvalidSearchRef: "Unable to search the current keychain.",
+    errSecNoDefaultKeychain: "A default keychain could not be found.",
+    errSecWrongSecVersion: "This keychain was created by a different version of the software and cannot be opened.",
+    errSecKeySizeNotAllowed: "This item specifies a key size which is too large or too small.",
+    errSecInDarkWake: "In dark wake, no UI possible",
+    errSecRestrictedAPI: "Operation not permitted.",
+    errSecServiceNotAvailable: "The required service is not available.",
+    errSecVerifyFailed: "A cryptographic verification failure has occurred.",
+    errSecNotTrusted: "The trust policy was not trusted.",
 ]
 
 /// Returns the message for a status code, as Apple's `SecCopyErrorMessageString` does.
@@ -82,5 +152,10 @@ let statusMessages: [OSStatus: String] = [
 ///   - reserved: Unused; pass `nil` (kept for source compatibility).
 /// - Returns: The message; never `nil` on Linux (optional to match Apple's signature).
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
+    NSString(string: statusMessage(status))
+}
+
+/// Apple's message for `status`, or `"OSStatus <n>"`.
+func statusMessage(_ status: OSStatus) -> String {
     statusMessages[status] ?? "OSStatus \(status)"
 }

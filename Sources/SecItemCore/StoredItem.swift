@@ -26,10 +26,10 @@ public struct StoredItem: Sendable, Hashable {
     }
 
     /// The access group (`agrp`).
-    public var accessGroup: String { attributes[kSecAttrAccessGroup]?.stringValue ?? "" }
+    public var accessGroup: String { attributes[SecConstant.kSecAttrAccessGroup]?.stringValue ?? "" }
 
     /// Whether the item is synchronizable (`sync` ≠ 0).
-    public var isSynchronizable: Bool { (attributes[kSecAttrSynchronizable]?.numberValue ?? 0) != 0 }
+    public var isSynchronizable: Bool { (attributes[SecConstant.kSecAttrSynchronizable]?.numberValue ?? 0) != 0 }
 
     /// The item's primary key: what must be unique among items (contract §3).
     public var primaryKey: PrimaryKey { PrimaryKey(of: self) }

@@ -10,6 +10,8 @@ enum RawValue {
     case string(String)
     case data(Data)
     case date(Date)
+    /// A `SecAccessControl` (only `kSecAttrAccessControl` takes one).
+    case accessControl(SecAccessControl)
     case other(String)
 
     init(_ value: Any) {
@@ -35,6 +37,8 @@ enum RawValue {
             if let wrapped = optional.wrappedAny { self = RawValue(wrapped) } else { self = .null }
         } else if value is NSNull {
             self = .null
+        } else if let access = value as? SecAccessControl {
+            self = .accessControl(access)
         } else {
             self = .other(String(describing: type(of: value)))
         }
@@ -51,6 +55,11 @@ enum RawValue {
         if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
         if T.self == Data.self { return .data(unsafeBitCast(value, to: Data.self)) }
         if T.self == Int.self { return .integer(Int64(unsafeBitCast(value, to: Int.self))) }
+        // The kSec… constants used as values (kSecClassGenericPassword, kSecMatchLimitOne, …):
+        // exactly NSString, whose bridge to String hands back the string it holds.
+        if T.self == NSString.self {
+            return .string(unsafeDowncast(unsafeBitCast(value, to: AnyObject.self), to: NSString.self) as String)
+        }
         return nil
     }
 
@@ -76,6 +85,7 @@ enum RawValue {
         case .string: return "String"
         case .data: return "Data"
         case .date: return "Date"
+        case .accessControl: return "SecAccessControl"
         case .other(let name): return name
         }
     }

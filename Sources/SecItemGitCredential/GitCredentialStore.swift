@@ -37,14 +37,14 @@ public struct GitCredentialStore: Sendable {
     /// other protocol is neither stored nor looked up (the helper answers nothing),
     /// as osxkeychain does.
     public static let protocolCodes: [String: String] = [
-        "https": kSecAttrProtocolHTTPS, "http": kSecAttrProtocolHTTP,
-        "ftp": kSecAttrProtocolFTP, "ftps": kSecAttrProtocolFTPS,
-        "imap": kSecAttrProtocolIMAP, "imaps": kSecAttrProtocolIMAPS,
-        "smtp": kSecAttrProtocolSMTP,
-        "pop3": kSecAttrProtocolPOP3, "pop3s": kSecAttrProtocolPOP3S,
-        "ldap": kSecAttrProtocolLDAP, "ldaps": kSecAttrProtocolLDAPS,
-        "nntp": kSecAttrProtocolNNTP, "nntps": kSecAttrProtocolNNTPS,
-        "smb": kSecAttrProtocolSMB, "socks": kSecAttrProtocolSOCKS,
+        "https": kSecAttrProtocolHTTPS as String, "http": kSecAttrProtocolHTTP as String,
+        "ftp": kSecAttrProtocolFTP as String, "ftps": kSecAttrProtocolFTPS as String,
+        "imap": kSecAttrProtocolIMAP as String, "imaps": kSecAttrProtocolIMAPS as String,
+        "smtp": kSecAttrProtocolSMTP as String,
+        "pop3": kSecAttrProtocolPOP3 as String, "pop3s": kSecAttrProtocolPOP3S as String,
+        "ldap": kSecAttrProtocolLDAP as String, "ldaps": kSecAttrProtocolLDAPS as String,
+        "nntp": kSecAttrProtocolNNTP as String, "nntps": kSecAttrProtocolNNTPS as String,
+        "smb": kSecAttrProtocolSMB as String, "socks": kSecAttrProtocolSOCKS as String,
     ]
 
     /// The state value this helper leaves with an answer (when git announced
@@ -63,9 +63,9 @@ public struct GitCredentialStore: Sendable {
     public func get(_ query: GitCredential) throws(SecItemError) -> GitCredential? {
         guard let attributes = matchAttributes(query) else { return nil }
         var search = attributes
-        search[kSecMatchLimit] = kSecMatchLimitAll
-        search[kSecReturnAttributes] = true
-        search[kSecReturnData] = true
+        search[kSecMatchLimit as String] = kSecMatchLimitAll
+        search[kSecReturnAttributes as String] = true
+        search[kSecReturnData as String] = true
         let found: [[String: Any]]
         do throws(SecItemError) {
             found = try client.copyMatchingItems(search) as? [[String: Any]] ?? []
@@ -74,11 +74,11 @@ public struct GitCredentialStore: Sendable {
         }
         let nowSeconds = Int64(now().timeIntervalSince1970)
         let candidates = found.compactMap { item -> (Date, GitCredential)? in
-            guard let data = item[kSecValueData] as? Data, let stored = Self.decodeData(data) else { return nil }
+            guard let data = item[kSecValueData as String] as? Data, let stored = Self.decodeData(data) else { return nil }
             if let expiry = stored.passwordExpiryUTC, expiry <= nowSeconds { return nil }
             var answer = stored
-            answer.username = item[kSecAttrAccount] as? String ?? ""
-            return (item[kSecAttrModificationDate] as? Date ?? .distantPast, answer)
+            answer.username = item[kSecAttrAccount as String] as? String ?? ""
+            return (item[kSecAttrModificationDate as String] as? Date ?? .distantPast, answer)
         }
         return candidates.max { $0.0 < $1.0 }?.1
     }
@@ -114,27 +114,27 @@ public struct GitCredentialStore: Sendable {
             throw SecItemError(errSecParam, "a password holding a newline cannot be stored for git")
         }
         let key: [String: Any] = [
-            kSecClass: kSecClassInternetPassword,
-            kSecAttrServer: host,
-            kSecAttrProtocol: code,
-            kSecAttrPort: credential.port ?? 0,
-            kSecAttrPath: credential.path ?? "",
-            kSecAttrAccount: username,
-            kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault,
-            kSecUseAuthenticationUI: kSecUseAuthenticationUIFail,
+            kSecClass as String: kSecClassInternetPassword,
+            kSecAttrServer as String: host,
+            kSecAttrProtocol as String: code,
+            kSecAttrPort as String: credential.port ?? 0,
+            kSecAttrPath as String: credential.path ?? "",
+            kSecAttrAccount as String: username,
+            kSecAttrAuthenticationType as String: kSecAttrAuthenticationTypeDefault,
+            kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail,
         ]
         let data = Self.encodeData(stored)
         // Add, else replace the data of the existing item; retry once each way when
         // another process adds or removes the same item in between.
         for _ in 0..<3 {
             var item = key
-            item[kSecValueData] = data
+            item[kSecValueData as String] = data
             do throws(SecItemError) {
                 try client.addItem(item)
                 return .added
             } catch SecItemError.duplicateItem {
                 do throws(SecItemError) {
-                    try client.updateItems(key, [kSecValueData: data])
+                    try client.updateItems(key, [kSecValueData as String: data])
                     return .replaced
                 } catch SecItemError.itemNotFound {
                     continue
@@ -151,10 +151,10 @@ public struct GitCredentialStore: Sendable {
     /// - Returns: How many were deleted.
     public func erase(_ query: GitCredential) throws(SecItemError) -> Int {
         guard query.scheme != nil, query.host != nil, var search = matchAttributes(query) else { return 0 }
-        search[kSecMatchLimit] = kSecMatchLimitAll
-        search[kSecReturnAttributes] = true  // so each match is a dictionary
-        search[kSecReturnPersistentRef] = true
-        if query.password != nil { search[kSecReturnData] = true }
+        search[kSecMatchLimit as String] = kSecMatchLimitAll
+        search[kSecReturnAttributes as String] = true  // so each match is a dictionary
+        search[kSecReturnPersistentRef as String] = true
+        if query.password != nil { search[kSecReturnData as String] = true }
         let found: [[String: Any]]
         do throws(SecItemError) {
             found = try client.copyMatchingItems(search) as? [[String: Any]] ?? []
@@ -163,12 +163,12 @@ public struct GitCredentialStore: Sendable {
         }
         var deleted = 0
         for item in found {
-            guard let ref = item[kSecValuePersistentRef] as? Data else { continue }
+            guard let ref = item[kSecValuePersistentRef as String] as? Data else { continue }
             if let password = query.password {
-                guard let data = item[kSecValueData] as? Data, Self.passwordLine(data) == password else { continue }
+                guard let data = item[kSecValueData as String] as? Data, Self.passwordLine(data) == password else { continue }
             }
             do throws(SecItemError) {
-                deleted += try client.deleteItems([kSecClass: kSecClassInternetPassword, kSecValuePersistentRef: ref])
+                deleted += try client.deleteItems([kSecClass as String: kSecClassInternetPassword, kSecValuePersistentRef as String: ref])
             } catch SecItemError.itemNotFound {
                 continue  // deleted by someone else meanwhile
             }
@@ -182,15 +182,15 @@ public struct GitCredentialStore: Sendable {
     func matchAttributes(_ query: GitCredential) -> [String: Any]? {
         guard let scheme = query.scheme, let code = Self.protocolCodes[scheme], let host = query.host else { return nil }
         var attributes: [String: Any] = [
-            kSecClass: kSecClassInternetPassword,
-            kSecAttrServer: host,
-            kSecAttrProtocol: code,
-            kSecAttrPort: query.port ?? 0,
-            kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault,
-            kSecUseAuthenticationUI: kSecUseAuthenticationUIFail,
+            kSecClass as String: kSecClassInternetPassword,
+            kSecAttrServer as String: host,
+            kSecAttrProtocol as String: code,
+            kSecAttrPort as String: query.port ?? 0,
+            kSecAttrAuthenticationType as String: kSecAttrAuthenticationTypeDefault,
+            kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail,
         ]
-        if let path = query.path { attributes[kSecAttrPath] = path }
-        if let username = query.username { attributes[kSecAttrAccount] = username }
+        if let path = query.path { attributes[kSecAttrPath as String] = path }
+        if let username = query.username { attributes[kSecAttrAccount as String] = username }
         return attributes
     }
 

@@ -60,6 +60,17 @@ public struct Keychain: Sendable {
             self.securityDomain = securityDomain
             self.authenticationType = authenticationType
         }
+
+        /// A server scope with the protocol (and authentication type) as the `kSecAttr…`
+        /// constants: `InternetScope(server: "example.com", protocol: kSecAttrProtocolHTTPS)`.
+        public init(
+            server: String, protocol: CFString, port: Int? = nil, path: String? = nil, securityDomain: String? = nil,
+            authenticationType: CFString? = nil
+        ) {
+            self.init(
+                server: server, protocol: `protocol` as String, port: port, path: path, securityDomain: securityDomain,
+                authenticationType: authenticationType.map { $0 as String })
+        }
     }
 
     /// When an item may be read (`kSecAttrAccessible`). Linux has no lock states,

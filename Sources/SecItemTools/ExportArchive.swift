@@ -137,8 +137,8 @@ public enum ExportArchive {
         return StoredItem(
             itemClass: .genericPassword, id: UUID(),
             attributes: [
-                kSecAttrService: .string(manifestService), kSecAttrAccount: .string(""), kSecAttrAccessGroup: .string(manifestGroup),
-                kSecAttrSynchronizable: .number(0), kSecAttrAccessible: .string(kSecAttrAccessibleWhenUnlocked), kSecAttrCreationDate: .date(now), kSecAttrModificationDate: .date(now),
+                SecConstant.kSecAttrService: .string(manifestService), SecConstant.kSecAttrAccount: .string(""), SecConstant.kSecAttrAccessGroup: .string(manifestGroup),
+                SecConstant.kSecAttrSynchronizable: .number(0), SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleWhenUnlocked), SecConstant.kSecAttrCreationDate: .date(now), SecConstant.kSecAttrModificationDate: .date(now),
             ],
             data: data)
     }
@@ -226,7 +226,7 @@ public enum ExportArchive {
         }
         let manifestItems = try backend.fetch(
             matching: ItemQuery(
-                itemClass: .genericPassword, attributes: [kSecAttrService: .string(manifestService)], accessGroups: [manifestGroup]),
+                itemClass: .genericPassword, attributes: [SecConstant.kSecAttrService: .string(manifestService)], accessGroups: [manifestGroup]),
             limit: nil)
         guard manifestItems.count == 1, let data = manifestItems[0].data,
             let manifest = try? JSONDecoder().decode(Manifest.self, from: data)

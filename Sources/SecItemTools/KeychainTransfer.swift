@@ -28,7 +28,7 @@ public enum KeychainTransfer {
 
     /// Whether an item is bound to this device (`kSecAttrAccessible…ThisDeviceOnly`).
     public static func isThisDeviceOnly(_ item: StoredItem) -> Bool {
-        guard case .string(let value)? = item.attributes[kSecAttrAccessible] else { return false }
+        guard case .string(let value)? = item.attributes[SecConstant.kSecAttrAccessible] else { return false }
         return value.hasSuffix("u") || value == "akpu"
     }
 
@@ -58,8 +58,8 @@ public enum KeychainTransfer {
             var attributes = selection.attributes
             if let name = selection.serviceOrServer {
                 switch itemClass {
-                case .genericPassword: attributes[kSecAttrService] = .string(name)
-                case .internetPassword: attributes[kSecAttrServer] = .string(name)
+                case .genericPassword: attributes[SecConstant.kSecAttrService] = .string(name)
+                case .internetPassword: attributes[SecConstant.kSecAttrServer] = .string(name)
                 default: continue
                 }
             }
@@ -133,8 +133,8 @@ public enum KeychainTransfer {
             for key in item.itemClass.primaryKeyAttributes {
                 if let value = item.attributes[key] { attributes[key] = value }
             }
-            attributes[kSecAttrAccessGroup] = nil
-            attributes[kSecAttrSynchronizable] = nil
+            attributes[SecConstant.kSecAttrAccessGroup] = nil
+            attributes[SecConstant.kSecAttrSynchronizable] = nil
             let query = ItemQuery(
                 itemClass: item.itemClass, attributes: attributes, accessGroups: [item.accessGroup], synchronizable: .any)
             let existing = try target.fetch(matching: query, limit: nil)

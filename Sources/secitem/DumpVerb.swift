@@ -34,10 +34,10 @@ enum DumpVerb {
         }
         for itemClass in [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassCertificate, kSecClassKey] {
             var query: [String: Any] = [
-                kSecClass: itemClass, kSecMatchLimit: kSecMatchLimitAll,
-                kSecAttrSynchronizable: kSecAttrSynchronizableAny, kSecReturnAttributes: true,
+                kSecClass as String: itemClass, kSecMatchLimit as String: kSecMatchLimitAll,
+                kSecAttrSynchronizable as String: kSecAttrSynchronizableAny, kSecReturnAttributes as String: true,
             ]
-            if withData { query[kSecReturnData] = true }
+            if withData { query[kSecReturnData as String] = true }
             let items: [[String: Any]]
             do throws(SecItemError) {
                 items = try client.copyMatchingItems(query) as? [[String: Any]] ?? []
@@ -49,9 +49,9 @@ enum DumpVerb {
                 throw CommandError(error, context: "cannot list the \(itemClass) items")
             }
             for item in items {
-                Console.write(ItemFormat.describe(item, itemClass: itemClass, backend: client.backend.name))
+                Console.write(ItemFormat.describe(item, itemClass: itemClass as String, backend: client.backend.name))
                 if withData {
-                    Console.write("data:\n\(ItemFormat.quoted(item[kSecValueData] as? Data ?? Data()))\n")
+                    Console.write("data:\n\(ItemFormat.quoted(item[kSecValueData as String] as? Data ?? Data()))\n")
                 }
             }
         }

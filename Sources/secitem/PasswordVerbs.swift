@@ -54,12 +54,12 @@ enum PasswordVerbs {
         help: "With -w -: store standard input byte for byte (no newline dropped), for binary secrets.")
 
     static let all: [Verb] = [
-        addVerb("add-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
-        findVerb("find-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
-        deleteVerb("delete-generic-password", itemClass: kSecClassGenericPassword, flags: generic, noun: "generic password"),
-        addVerb("add-internet-password", itemClass: kSecClassInternetPassword, flags: internet, noun: "internet password"),
-        findVerb("find-internet-password", itemClass: kSecClassInternetPassword, flags: internet, noun: "internet password"),
-        deleteVerb("delete-internet-password", itemClass: kSecClassInternetPassword, flags: internet, noun: "internet password"),
+        addVerb("add-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password"),
+        findVerb("find-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password"),
+        deleteVerb("delete-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password"),
+        addVerb("add-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password"),
+        findVerb("find-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password"),
+        deleteVerb("delete-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password"),
     ]
 
     /// The attributes the flags give, typed for the query dictionary.
@@ -126,7 +126,7 @@ enum PasswordVerbs {
             synopsis: usageLine(flags, extra: "[-w [password] | -X hex] [--raw] [-U]"),
             discussion: """
                 The item's password is empty unless -w gives one. With -U an existing item with the same \
-                \(itemClass == kSecClassGenericPassword ? "account and service" : "account, server, protocol, port, path, domain and authentication type") \
+                \(itemClass == kSecClassGenericPassword as String ? "account and service" : "account, server, protocol, port, path, domain and authentication type") \
                 is updated (its password only when -w is given); without it, adding one that exists fails (status 45).
 
                 Bytes: -w - from a pipe or file stores standard input minus exactly one trailing newline
@@ -143,17 +143,17 @@ enum PasswordVerbs {
             let secret = try password(args)
             let client = try session.client()
             var item = given
-            item[kSecClass] = itemClass
-            item[kSecValueData] = secret ?? Data()
+            item[kSecClass as String] = itemClass
+            item[kSecValueData as String] = secret ?? Data()
             do throws(SecItemError) {
                 try client.addItem(item)
             } catch SecItemError.duplicateItem where args.has("update") {
-                var query: [String: Any] = [kSecClass: itemClass]
-                let keyAttributes: Set<String> = itemClass == kSecClassGenericPassword
+                var query: [String: Any] = [kSecClass as String: itemClass]
+                let keyAttributes: Set<String> = itemClass == kSecClassGenericPassword as String
                     ? ["acct", "svce"] : ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"]
                 for key in keyAttributes { query[key] = given[key] ?? (key == "port" ? 0 as Any : "" as Any) }
                 var changes = given.filter { !keyAttributes.contains($0.key) }
-                if let secret { changes[kSecValueData] = secret }
+                if let secret { changes[kSecValueData as String] = secret }
                 if changes.isEmpty { return }
                 do throws(SecItemError) {
                     try client.updateItems(query, changes)
@@ -186,14 +186,14 @@ enum PasswordVerbs {
         ) { (session: Session) throws(CommandError) in
             let args = session.arguments
             var query = try attributes(args, flags)
-            query[kSecClass] = itemClass
-            query[kSecMatchLimit] = kSecMatchLimitOne
-            query[kSecAttrSynchronizable] = kSecAttrSynchronizableAny
-            query[kSecReturnAttributes] = true
+            query[kSecClass as String] = itemClass
+            query[kSecMatchLimit as String] = kSecMatchLimitOne
+            query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
+            query[kSecReturnAttributes as String] = true
             if args.has("raw") && !args.has("onlyPassword") { throw CommandError(.usage, "--raw goes with -w") }
             if args.has("hexPassword") && args.has("onlyPassword") { throw CommandError(.usage, "give -w or -x, not both") }
             let wantsSecret = args.has("showPassword") || args.has("onlyPassword") || args.has("hexPassword")
-            if wantsSecret { query[kSecReturnData] = true }
+            if wantsSecret { query[kSecReturnData as String] = true }
             let client = try session.client()
             let found: [String: Any]
             do throws(SecItemError) {
@@ -201,7 +201,7 @@ enum PasswordVerbs {
             } catch {
                 throw CommandError(error, context: "cannot find the \(noun)")
             }
-            let data = found[kSecValueData] as? Data ?? Data()
+            let data = found[kSecValueData as String] as? Data ?? Data()
             if args.has("onlyPassword") {
                 Console.writeData(args.has("raw") ? data : data + Data("\n".utf8))
                 return
@@ -225,16 +225,16 @@ enum PasswordVerbs {
             options: flags.map(\.option)
         ) { (session: Session) throws(CommandError) in
             var query = try attributes(session.arguments, flags)
-            query[kSecClass] = itemClass
-            query[kSecMatchLimit] = kSecMatchLimitOne
-            query[kSecAttrSynchronizable] = kSecAttrSynchronizableAny
-            query[kSecReturnAttributes] = true
-            query[kSecReturnPersistentRef] = true
+            query[kSecClass as String] = itemClass
+            query[kSecMatchLimit as String] = kSecMatchLimitOne
+            query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
+            query[kSecReturnAttributes as String] = true
+            query[kSecReturnPersistentRef as String] = true
             let client = try session.client()
             do throws(SecItemError) {
                 let found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
-                guard let ref = found[kSecValuePersistentRef] as? Data else { throw SecItemError(errSecItemNotFound) }
-                try client.deleteItems([kSecValuePersistentRef: ref])
+                guard let ref = found[kSecValuePersistentRef as String] as? Data else { throw SecItemError(errSecItemNotFound) }
+                try client.deleteItems([kSecValuePersistentRef as String: ref])
                 Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.name))
                 Console.write("password has been deleted.\n")
             } catch {
@@ -248,7 +248,7 @@ enum PasswordVerbs {
 enum ItemFormat {
     static func describe(_ attributes: [String: Any], itemClass: String, backend: String) -> String {
         var out = "keychain: \"\(backend)\"\nclass: \"\(itemClass)\"\nattributes:\n"
-        for key in attributes.keys.sorted() where key != kSecValueData && key != kSecValuePersistentRef && key != "class" {
+        for key in attributes.keys.sorted() where key != kSecValueData as String && key != kSecValuePersistentRef as String && key != "class" {
             guard let value = attributes[key] else { continue }
             out += "    \"\(key)\"\(typed(value))\n"
         }

@@ -224,7 +224,7 @@ struct AccessControlTests {
 
     // MARK: Accessibility and the session lock
 
-    static let classes: [(CFString, Bool)] = [
+    nonisolated(unsafe) static let classes: [(CFString, Bool)] = [  // CFString (NSString) is not Sendable on Linux
         (kSecAttrAccessibleWhenUnlocked, true), (kSecAttrAccessibleWhenUnlockedThisDeviceOnly, true),
         (kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, true), (kSecAttrAccessibleAfterFirstUnlock, false),
         (kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, false), (kSecAttrAccessibleAlways, false),

@@ -112,8 +112,13 @@ func password(
         kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
         kSecAttrAccount as String: account, kSecValueData as String: Data(data.utf8),
     ]
-    if let accessible { item[kSecAttrAccessible as String] = accessible }
-    if let flags { item[kSecAttrAccessControl as String] = Int(flags.rawValue) }
+    if let flags {
+        // kSecAttrAccessControl takes only the object; its protection is the item's accessibility.
+        item[kSecAttrAccessControl as String] = SecAccessControlCreateWithFlags(
+            nil, accessible ?? kSecAttrAccessibleWhenUnlocked, flags, nil)!
+    } else if let accessible {
+        item[kSecAttrAccessible as String] = accessible
+    }
     return item
 }
 

@@ -27,7 +27,7 @@ struct AccessControlCLITests {
         try client.addItem([
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc",
             kSecAttrAccount as String: "protected", kSecValueData as String: Data("hunter2".utf8),
-            kSecAttrAccessControl as String: Int(AccessControlFlags.userPresence.rawValue),
+            kSecAttrAccessControl as String: SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil)!,
         ])
         try client.addItem([
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc",

@@ -133,7 +133,7 @@ struct TransferTests {
         let target = MemoryBackend()
         let client = SecItemClient(backend: source, accessGroups: AccessGroups(["g"]))
         for i in 0..<5 {
-            try client.addItem([kSecClass: kSecClassGenericPassword, kSecAttrAccount: "a\(i)", kSecValueData: Data([UInt8(i)])])
+            try client.addItem([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a\(i)", kSecValueData as String: Data([UInt8(i)])])
         }
         let items = try KeychainTransfer.items(in: source, KeychainTransfer.Selection(accessGroups: ["g"])).items
         #expect(items.count == 5)

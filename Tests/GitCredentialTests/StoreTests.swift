@@ -46,8 +46,8 @@ struct Helper {
     /// Every internet password in the keychain, attributes and data.
     func items() throws -> [[String: Any]] {
         let query: [String: Any] = [
-            kSecClass: kSecClassInternetPassword, kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true,
-            kSecReturnData: true,
+            kSecClass as String: kSecClassInternetPassword, kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
+            kSecReturnData as String: true,
         ]
         var result: CFTypeRef?
         let status = client.copyMatching(query as CFDictionary, &result)
@@ -66,16 +66,16 @@ struct StoreTests {
         let items = try helper.items()
         #expect(items.count == 1)
         let item = try #require(items.first)
-        #expect(item[kSecAttrServer] as? String == "git.example.com")
-        #expect(item[kSecAttrProtocol] as? String == kSecAttrProtocolHTTPS)
-        #expect(item[kSecAttrPort] as? Int == 8443)
-        #expect(item[kSecAttrPath] as? String == "team/repo.git")
-        #expect(item[kSecAttrAccount] as? String == "alice")
-        #expect(item[kSecAttrAuthenticationType] as? String == kSecAttrAuthenticationTypeDefault)
-        #expect(item[kSecValueData] as? Data == Data("s3cret".utf8))
+        #expect(item[kSecAttrServer as String] as? String == "git.example.com")
+        #expect(item[kSecAttrProtocol as String] as? String == kSecAttrProtocolHTTPS as String)
+        #expect(item[kSecAttrPort as String] as? Int == 8443)
+        #expect(item[kSecAttrPath as String] as? String == "team/repo.git")
+        #expect(item[kSecAttrAccount as String] as? String == "alice")
+        #expect(item[kSecAttrAuthenticationType as String] as? String == kSecAttrAuthenticationTypeDefault as String)
+        #expect(item[kSecValueData as String] as? Data == Data("s3cret".utf8))
         // Found by an ordinary internet-password query, as `security find-internet-password` would.
         let found = try helper.client.copyMatchingItems([
-            kSecClass: kSecClassInternetPassword, kSecAttrServer: "git.example.com", kSecReturnData: true,
+            kSecClass as String: kSecClassInternetPassword, kSecAttrServer as String: "git.example.com", kSecReturnData as String: true,
         ])
         #expect(found as? Data == Data("s3cret".utf8))
     }
@@ -84,7 +84,7 @@ struct StoreTests {
     func metadataInData() throws {
         let helper = Helper()
         helper.store("protocol=https\nhost=h\nusername=u\npassword=pw\npassword_expiry_utc=1900000000\noauth_refresh_token=rt\n")
-        let data = try #require(try helper.items().first?[kSecValueData] as? Data)
+        let data = try #require(try helper.items().first?[kSecValueData as String] as? Data)
         #expect(String(decoding: data, as: UTF8.self) == "pw\npassword_expiry_utc=1900000000\noauth_refresh_token=rt")
         #expect(helper.get("protocol=https\nhost=h\n") == "username=u\npassword=pw\npassword_expiry_utc=1900000000\noauth_refresh_token=rt\n")
     }
@@ -115,7 +115,7 @@ struct StoreTests {
         helper.store("protocol=https\nhost=h\nusername=u\npassword=three\n")
         let items = try helper.items()
         #expect(items.count == 1)
-        #expect(items.first?[kSecValueData] as? Data == Data("three".utf8))
+        #expect(items.first?[kSecValueData as String] as? Data == Data("three".utf8))
         #expect(helper.get("protocol=https\nhost=h\nusername=u\n") == "password=three\n")
     }
 
@@ -194,9 +194,9 @@ struct StoreTests {
     func newlines() throws {
         let helper = Helper()
         try helper.client.addItem([
-            kSecClass: kSecClassInternetPassword, kSecAttrServer: "nl", kSecAttrProtocol: kSecAttrProtocolHTTPS,
-            kSecAttrAccount: "u", kSecAttrAuthenticationType: kSecAttrAuthenticationTypeDefault,
-            kSecValueData: Data("line1\ninjected=1".utf8),
+            kSecClass as String: kSecClassInternetPassword, kSecAttrServer as String: "nl", kSecAttrProtocol as String: kSecAttrProtocolHTTPS,
+            kSecAttrAccount as String: "u", kSecAttrAuthenticationType as String: kSecAttrAuthenticationTypeDefault,
+            kSecValueData as String: Data("line1\ninjected=1".utf8),
         ])
         #expect(helper.get("protocol=https\nhost=nl\n") == "")
         // A continuation line without '=' (a newline in a password) refuses the whole input.
@@ -225,8 +225,8 @@ struct StoreTests {
         helper.store("protocol=https\nhost=h\nusername=u\npassword=p\n")
         #expect(helper.get("capability[]=state\nprotocol=https\nhost=h\n")
             == "username=u\npassword=p\ncapability[]=state\nstate[]=secitem:seen=1\n")
-        let before = try #require(try helper.items().first?[kSecAttrModificationDate] as? Date)
+        let before = try #require(try helper.items().first?[kSecAttrModificationDate as String] as? Date)
         helper.store("capability[]=state\nprotocol=https\nhost=h\nusername=u\npassword=p\nstate[]=secitem:seen=1\n")
-        #expect(try helper.items().first?[kSecAttrModificationDate] as? Date == before)
+        #expect(try helper.items().first?[kSecAttrModificationDate as String] as? Date == before)
     }
 }

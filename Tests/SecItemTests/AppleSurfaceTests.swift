@@ -64,11 +64,11 @@ struct AppleSurfaceTests {
     }
 
     @Test("constants have Apple's string values", arguments: [
-        (kSecClass, "class"), (kSecClassGenericPassword, "genp"), (kSecClassInternetPassword, "inet"), (kSecClassKey, "keys"),
-        (kSecAttrAccessGroup, "agrp"), (kSecAttrSynchronizableAny, "syna"), (kSecValuePersistentRef, "v_PersistentRef"),
-        (kSecMatchLimitAll, "m_LimitAll"), (kSecUseDataProtectionKeychain, "nleg"), (kSecAttrProtocolFTP, "ftp "),
-        (kSecAttrProtocolHTTPS, "htps"), (kSecAttrAuthenticationTypeHTMLForm, "form"), (kSecAttrKeyTypeEC, "73"),
-        (kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, "akpu"), (kSecAttrTokenID, "tkid"), (kSecAttrKeyCreator, "crtr"),
+        (kSecClass as String, "class"), (kSecClassGenericPassword as String, "genp"), (kSecClassInternetPassword as String, "inet"), (kSecClassKey as String, "keys"),
+        (kSecAttrAccessGroup as String, "agrp"), (kSecAttrSynchronizableAny as String, "syna"), (kSecValuePersistentRef as String, "v_PersistentRef"),
+        (kSecMatchLimitAll as String, "m_LimitAll"), (kSecUseDataProtectionKeychain as String, "nleg"), (kSecAttrProtocolFTP as String, "ftp "),
+        (kSecAttrProtocolHTTPS as String, "htps"), (kSecAttrAuthenticationTypeHTMLForm as String, "form"), (kSecAttrKeyTypeEC as String, "73"),
+        (kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly as String, "akpu"), (kSecAttrTokenID as String, "tkid"), (kSecAttrKeyCreator as String, "crtr"),
     ])
     func constantValues(constant: String, value: String) {
         #expect(constant == value)

@@ -34,37 +34,37 @@ struct ForeignItemsTests {
         let stored = try secretTool(["store", "--label=x", "service", service, "account", "bob"], stdin: "tok-1")
         #expect(stored.status == 0, "\(stored.stderr)")
         defer { _ = try? secretTool(["clear", "service", service, "account", "bob"]) }
-        let query: [String: Any] = [kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "bob",
-                                    kSecReturnData: true]
+        let query: [String: Any] = [SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob",
+                                    SecConstant.kSecReturnData: true]
         // Not entitled to the foreign group: invisible, as before.
         #expect(throws: SecItemError.itemNotFound) { try self.client(["test"]).copyMatchingItems(query) }
 
         let c = try client(["test", Self.foreign])
         #expect(try c.copyMatchingItems(query) as? Data == Data("tok-1".utf8))
         var attributes = query
-        attributes[kSecReturnData] = nil
-        attributes[kSecReturnAttributes] = true
+        attributes[SecConstant.kSecReturnData] = nil
+        attributes[SecConstant.kSecReturnAttributes] = true
         let found = try #require(try c.copyMatchingItems(attributes) as? [String: Any])
-        #expect(found[kSecAttrLabel] as? String == "x")
-        #expect(found[kSecAttrAccessGroup] as? String == Self.foreign)
+        #expect(found[SecConstant.kSecAttrLabel] as? String == "x")
+        #expect(found[SecConstant.kSecAttrAccessGroup] as? String == Self.foreign)
 
         // The secret is updated in place: secret-tool still finds the item by its own attributes.
-        try c.updateItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "bob"],
-                          [kSecValueData: Data("tok-2".utf8)])
+        try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob"],
+                          [SecConstant.kSecValueData: Data("tok-2".utf8)])
         let lookup = try secretTool(["lookup", "service", service, "account", "bob"])
         #expect(lookup.stdout == "tok-2")
         // Attributes of a foreign item are not rewritten: changing one is refused, nothing changes.
         #expect(throws: SecItemError.self) {
-            try c.updateItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service], [kSecAttrAccount: "eve"])
+            try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service], [SecConstant.kSecAttrAccount: "eve"])
         }
         #expect(try secretTool(["lookup", "service", service, "account", "bob"]).stdout == "tok-2")
         // Creating items in the foreign group is refused.
         #expect(throws: SecItemError.self) {
-            try c.addItem([kSecClass: kSecClassGenericPassword, kSecAttrService: service + ".new", kSecAttrAccount: "x",
-                           kSecAttrAccessGroup: Self.foreign, kSecValueData: Data("y".utf8)])
+            try c.addItem([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service + ".new", SecConstant.kSecAttrAccount: "x",
+                           SecConstant.kSecAttrAccessGroup: Self.foreign, SecConstant.kSecValueData: Data("y".utf8)])
         }
 
-        let deleted = try c.deleteItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "bob"])
+        let deleted = try c.deleteItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob"])
         #expect(deleted == 1)
         #expect(try secretTool(["lookup", "service", service, "account", "bob"]).status != 0)
     }
@@ -76,14 +76,14 @@ struct ForeignItemsTests {
         #expect(set.status == 0, "\(set.stderr)")
         defer { _ = try? python("keyring.delete_password('\(service)', 'carol')") }
         let c = try client(["test", Self.foreign])
-        let query: [String: Any] = [kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "carol",
-                                    kSecReturnData: true]
+        let query: [String: Any] = [SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "carol",
+                                    SecConstant.kSecReturnData: true]
         #expect(try c.copyMatchingItems(query) as? Data == Data("py-1".utf8))
-        try c.updateItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "carol"],
-                          [kSecValueData: Data("py-2".utf8)])
+        try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "carol"],
+                          [SecConstant.kSecValueData: Data("py-2".utf8)])
         let read = try python("print(keyring.get_password('\(service)', 'carol'))")
         #expect(read.stdout == "py-2\n", "\(read.stderr)")
-        #expect(try c.deleteItems([kSecClass: kSecClassGenericPassword, kSecAttrService: service]) == 1)
+        #expect(try c.deleteItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service]) == 1)
         let gone = try python("print(keyring.get_password('\(service)', 'carol'))")
         #expect(gone.stdout == "None\n", "\(gone.stderr)")
     }

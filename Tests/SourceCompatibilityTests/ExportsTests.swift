@@ -24,7 +24,7 @@ struct ExportsTests {
         let files = try FileManager.default.subpathsOfDirectory(atPath: dir.path)
         for file in files where file.hasSuffix(".swift") {
             let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
-            let pattern = #"(?m)^public (?:final )?(?:let|var|func|typealias|struct|enum|protocol|class|actor) ([A-Za-z_][A-Za-z0-9_]*)"#
+            let pattern = #"(?m)^(?:nonisolated\(unsafe\) )?public (?:final )?(?:let|var|func|typealias|struct|enum|protocol|class|actor) ([A-Za-z_][A-Za-z0-9_]*)"#
             let regex = try NSRegularExpression(pattern: pattern)
             for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 names.append(String(text[Range(match.range(at: 1), in: text)!]))
@@ -61,6 +61,23 @@ struct ExportsTests {
         let own = try Self.publicNames(in: "Sources/SecItem").filter { !Self.isSecurityStyle($0) }
         let unexpected = own.filter { !Self.awaitingMove.contains($0) }.sorted()
         #expect(unexpected.isEmpty, "module SecItem declares generic public names: \(unexpected)")
+    }
+
+    @Test("the package's String twins of the kSec constants (SecConstant) match the public ones")
+    func stringTwinsMatch() throws {
+        func pairs(_ file: String, _ pattern: String) throws -> [String: String] {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            let regex = try NSRegularExpression(pattern: pattern)
+            var out: [String: String] = [:]
+            for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                out[String(text[Range(m.range(at: 1), in: text)!])] = String(text[Range(m.range(at: 2), in: text)!])
+            }
+            return out
+        }
+        let constants = try pairs("Sources/SecItemCore/Constants.swift", #"public let (kSec\w+): CFString = "([^"]*)""#)
+        let twins = try pairs("Sources/SecItemCore/ConstantStrings.swift", #"package static let (kSec\w+) = "([^"]*)""#)
+        #expect(constants.count > 120)
+        #expect(constants == twins, "regenerate ConstantStrings.swift from Constants.swift")
     }
 
     /// Backend selection types module SecItem still declares under generic names (issue 11's

@@ -212,7 +212,7 @@ struct Operations {
     }
 
     private static func creationDate(_ item: StoredItem) -> Date {
-        if case .date(let d)? = item.attributes[kSecAttrCreationDate] { return d }
+        if case .date(let d)? = item.attributes[SecConstant.kSecAttrCreationDate] { return d }
         return .distantPast
     }
 

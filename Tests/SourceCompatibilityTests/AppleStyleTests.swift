@@ -1,0 +1,73 @@
+// Runs the Apple-style code of AppleStyleKeychain.swift: it compiles (the target's first
+// test) and it does what it does on Apple platforms.
+import Foundation
+import SecItem
+import Testing
+
+@Suite("Keychain code written for Apple platforms")
+struct AppleStyleTests {
+    func withStore(_ body: () throws -> Void) throws {
+        try SecItemClient.withClient(SecItemClient(backend: isolatedStore(), accessGroups: ["app"]), operation: body)
+    }
+
+    @Test("set, read, update and delete through every query shape")
+    func queryShapes() throws {
+        try withStore {
+            let keychain = AppleStyleKeychain(service: "com.example.apple-style")
+            try keychain.set("first", forKey: "alice")
+            #expect(try keychain.string(forKey: "alice") == "first")
+            try keychain.set("second", forKey: "alice")  // duplicate → update
+            #expect(try keychain.string(forKey: "alice") == "second")
+            #expect(keychain.legacyData(forKey: "alice") == Data("second".utf8))
+            #expect(keychain.wrapperStyleSet(Data("w".utf8), account: "bob") == errSecSuccess)
+            #expect(keychain.wrapperStyleSet(Data("w".utf8), account: "bob") == errSecDuplicateItem)
+            #expect(keychain.wrapperStyleGet(account: "bob") == Data("w".utf8))
+            #expect(keychain.count() == 2)
+            let attributes = try #require(keychain.attributes(forKey: "alice"))
+            #expect(attributes[kSecAttrAccount as String] as? String == "alice")
+            #expect(attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String)
+            #expect(keychain.clear())
+            #expect(keychain.count() == 0)
+            #expect(try keychain.string(forKey: "alice") == nil)
+            #expect(keychain.deleteAll(kSecClassGenericPassword) == errSecItemNotFound)
+        }
+    }
+
+    @Test("an access-control object is stored as its protection and flags and comes back")
+    func accessControl() throws {
+        try withStore {
+            let keychain = AppleStyleKeychain(service: "com.example.acl", accessControlFlags: [.biometryAny, .or, .devicePasscode])
+            try keychain.set("guarded", forKey: "alice")
+            let attributes = try #require(keychain.attributes(forKey: "alice"))
+            let access = try #require(attributes[kSecAttrAccessControl as String] as? SecAccessControl)
+            #expect(access.flags == [.biometryAny, .or, .devicePasscode])
+            #expect(access.protection as String == kSecAttrAccessibleWhenUnlockedThisDeviceOnly as String)
+            #expect(attributes[kSecAttrAccessible as String] as? String == "aku")
+        }
+    }
+
+    @Test("a combination Apple rejects is a CFError, readable through the CF functions")
+    func rejectedAccessControl() throws {
+        let (access, error) = makeAccessControl(kCFAllocatorDefault, [.or, .and, .devicePasscode])
+        #expect(access == nil)
+        let cfError = try #require(error).takeRetainedValue()
+        let described = describe(cfError)
+        #expect(described.code == CFIndex(errSecParam))
+        #expect(cfError.osStatus == errSecParam)
+        #expect(described.domain == NSOSStatusErrorDomain)
+        #expect(described.description == "only one logical operation can be set")
+        let keychain = AppleStyleKeychain(service: "s", accessControlFlags: [.userPresence, .devicePasscode])
+        #expect(throws: AppleStyleKeychain.KeychainError.self) { try keychain.set("x", forKey: "k") }
+        #expect(storedFlags(.applicationPassword) == 1 << 31)
+    }
+
+    @Test("messages, random bytes, noErr")
+    func helpers() throws {
+        #expect(AppleStyleKeychain.message(for: errSecItemNotFound) == "The specified item could not be found in the keychain.")
+        #expect(AppleStyleKeychain.message(for: errSecInternalComponent) == "An internal component failed.")
+        let a = try AppleStyleKeychain.randomNonce()
+        let b = try AppleStyleKeychain.randomNonce()
+        #expect(a.count == 32 && a != b)
+        #expect(errSecSuccess == noErr)
+    }
+}
