@@ -5,8 +5,9 @@ import Glibc
 extension SQLiteBackend {
     /// Where the key-encryption key comes from.
     ///
-    /// The key-encryption key only wraps the file's random data key, so changing
-    /// it (``SQLiteBackend/rekey(to:)``) rewrites one row, not every item.
+    /// The key-encryption key only wraps the file's random data key. Changing it
+    /// (``SQLiteBackend/rekey(to:rewrapOnly:)``) also replaces the data key and
+    /// re-encrypts every item, unless `rewrapOnly` asks for the fast re-wrap.
     /// Never printed: `description` and `dump` show the kind of source, never a
     /// key or passphrase.
     public enum KeySource: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

@@ -2,7 +2,8 @@ package import Foundation
 package import SecItemCore
 
 /// The sealed contents of a row: every attribute and the data, in a small
-/// deterministic binary encoding (format v1, `docs/file-format.md`).
+/// deterministic binary encoding (encoding version 1, the same in file formats 1
+/// and 2, `docs/file-format.md`).
 package enum ItemPlaintext {
     package static let version: UInt8 = 1
 
