@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "SecItemSQLite", targets: ["SecItemSQLite"]),
         .library(name: "SecItemSecretService", targets: ["SecItemSecretService"]),
         .library(name: "SecItemPolkit", targets: ["SecItemPolkit"]),
+        .library(name: "SecItemPostgreSQL", targets: ["SecItemPostgreSQL"]),
         .executable(name: "secitem", targets: ["secitem"]),
         .executable(name: "git-credential-secitem", targets: ["git-credential-secitem"]),
     ],
@@ -24,7 +25,9 @@ let package = Package(
         .target(name: "SecItemCore", path: "Sources/SecItemCore"),
         .target(
             name: "SecItem",
-            dependencies: ["SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPolkit"],
+            dependencies: [
+                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPolkit", "SecItemPostgreSQL",
+            ],
             path: "Sources/SecItem"
         ),
         // Operator tooling (export/import, transfer, file maintenance, diagnosis): the CLI
@@ -118,9 +121,10 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Shares the file backend's row codec and keys (package access to SecItemSQLite).
         .target(
             name: "SecItemPostgreSQL",
-            dependencies: ["SecItemCore", "CSecItemLibpq"],
+            dependencies: ["SecItemCore", "SecItemSQLite", "CSecItemLibpq"],
             path: "Backends/PostgreSQL/SecItemPostgreSQL"
         ),
 
@@ -133,7 +137,7 @@ let package = Package(
             name: "SecItemBenchmarks",
             dependencies: [
                 "SecItem", "SecItemCore", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
-                "CSecItemLibsecret",
+                "CSecItemLibsecret", "SecItemPostgreSQL",
             ],
             path: "Benchmarks/SecItemBenchmarks"
         ),
@@ -158,7 +162,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItem", "SecItemKeychain"],
+            dependencies: [
+                "SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPostgreSQL", "SecItem",
+                "SecItemKeychain",
+            ],
             path: "Tests/ConformanceTests"
         ),
         .testTarget(
@@ -189,8 +196,16 @@ let package = Package(
         // Against the private server of scripts/with-postgresql (PG* variables).
         .testTarget(
             name: "PostgreSQLBackendTests",
-            dependencies: ["SecItemPostgreSQL", "SecItemCore"],
+            dependencies: [
+                "SecItemPostgreSQL", "SecItemSQLite", "SecItemCore", "SecItem", "SecItemTestSupport", "SecItemPostgreSQLHelper",
+            ],
             path: "Tests/PostgreSQLBackendTests"
+        ),
+        // A child process for PostgreSQLBackendTests: one host of a fleet.
+        .executableTarget(
+            name: "SecItemPostgreSQLHelper",
+            dependencies: ["SecItemPostgreSQL", "SecItemCore"],
+            path: "Tests/PostgreSQLHelperProcess"
         ),
         .testTarget(
             name: "ExampleTests",

@@ -8,7 +8,7 @@ import Synchronization
 /// `SECITEM_BACKEND=NAME` or `backend = NAME` then selects it.
 public enum SecItemBackendRegistry {
     private static let state = Mutex<[any SecItemBackendProvider]>([
-        SecretServiceBackendProvider(), FileBackendProvider(), MemoryBackendProvider(),
+        SecretServiceBackendProvider(), FileBackendProvider(), PostgreSQLBackendProvider(), MemoryBackendProvider(),
     ])
 
     /// Adds `provider`, replacing a provider of the same kind.

@@ -33,8 +33,14 @@ public struct BackendDiagnosis: Sendable {
         "SECITEM_BACKEND", "SECITEM_FILE", "SECITEM_KEY_FILE", "SECITEM_KEY_SOURCE", "SECITEM_PASSPHRASE",
         "SECITEM_PASSPHRASE_FILE", "SECITEM_COLLECTION", "SECITEM_ACCESS_GROUPS", "SECITEM_CONFIG",
         "SECITEM_PROBE_TIMEOUT", "SECITEM_EXPORT_PASSPHRASE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR",
-        "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CREDENTIALS_DIRECTORY",
+        "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CREDENTIALS_DIRECTORY", "SECITEM_POSTGRESQL_URL",
+        "SECITEM_POSTGRESQL_SCHEMA", "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "PGHOST", "PGHOSTADDR", "PGPORT",
+        "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
+        "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS",
     ]
+    /// Shown as `(set)`: a connection string may hold a password (the postgresql
+    /// lines show it with the password redacted).
+    static let maybeSecretVariables: Set<String> = ["SECITEM_POSTGRESQL_URL", "PGPASSWORD"]
 
     /// Examines `environment` (and the config file it names) as the automatic choice would.
     public static func run(environment: [String: String]) -> BackendDiagnosis {
@@ -47,7 +53,7 @@ public struct BackendDiagnosis: Sendable {
             chosen: nil, reason: "", chosenUsable: false, findings: [], configuration: [], environment: [])
         for name in shownVariables {
             guard let value = environment[name], !value.isEmpty else { continue }
-            let secret = SecItemConfiguration.Variable.secrets.contains(name)
+            let secret = SecItemConfiguration.Variable.secrets.contains(name) || maybeSecretVariables.contains(name)
             diagnosis.environment.append("\(name)=\(secret ? "(set)" : value)")
         }
 

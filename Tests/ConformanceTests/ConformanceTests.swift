@@ -4,6 +4,7 @@ import SecItemCore
 import SecItemMemory
 import SecItemSQLite
 import SecItemSecretService
+import SecItemPostgreSQL
 import Foundation
 
 /// The backends the conformance suite runs on. Adding a backend is one case here.
@@ -12,6 +13,8 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
     case file
     /// The real gnome-keyring-daemon of scripts/with-secret-service; a fresh namespace per case.
     case secretService = "secret-service"
+    /// The private PostgreSQL server of scripts/with-postgresql; a fresh schema per case.
+    case postgresql
 
     var testDescription: String { rawValue }
 
@@ -22,6 +25,8 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         case .file: return ConformanceOptions(threads: 8, operationsPerThread: 250)
         // gnome-keyring rewrites its keyring file on every write (~35 ms).
         case .secretService: return ConformanceOptions(threads: 4, operationsPerThread: 25)
+        // One connection per backend: the threads take turns on it, each write a durable commit.
+        case .postgresql: return ConformanceOptions(threads: 8, operationsPerThread: 125)
         }
     }
 
@@ -32,6 +37,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         case .secretService:
             return try SecretServiceBackend(
                 configuration: .init(namespace: "conformance-\(UUID().uuidString)", timeout: .seconds(20)))
+        case .postgresql: return try PostgreSQLStores.make()
         }
     }
 }
@@ -57,5 +63,21 @@ enum FileBackendStores {
         let dir = root + "/" + UUID().uuidString
         let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
         return try SQLiteBackend(configuration: .init(path: dir + "/keychain.db", keySource: .rawKey(key)))
+    }
+}
+
+/// Fresh PostgreSQL keychains for the conformance runs: a new schema each, on the
+/// server the `PG*` variables of scripts/with-postgresql point at. Without that
+/// server the runs fail (never skip).
+enum PostgreSQLStores {
+    static func make() throws -> PostgreSQLBackend {
+        guard let dir = ProcessInfo.processInfo.environment["SECITEM_TEST_POSTGRESQL_DIR"], !dir.isEmpty else {
+            throw SecItemError(
+                errSecNotAvailable,
+                "no test PostgreSQL server: run the suite through scripts/test (scripts/with-postgresql starts one)")
+        }
+        let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
+        let schema = "conformance_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        return try PostgreSQLBackend(configuration: .init(keySource: .rawKey(key), schema: schema))
     }
 }

@@ -1,13 +1,8 @@
 import Foundation
 import Glibc
 import SecItemCore
+import SecItemTestSupport
 import Testing
-
-/// A test precondition that failed: the message says what to do.
-struct SetupError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// The private PostgreSQL server `scripts/with-postgresql` starts around
 /// `swift test`: reached through the standard `PG*` variables. Missing → every
@@ -20,7 +15,7 @@ enum TestServer {
         guard let dir = environment["SECITEM_TEST_POSTGRESQL_DIR"], !dir.isEmpty,
             let host = environment["PGHOST"], !host.isEmpty
         else {
-            throw SetupError(
+            throw TestSetupError(
                 "no test PostgreSQL server: run the suite through scripts/test, or "
                     + "scripts/with-postgresql swift test --filter PostgreSQLBackendTests")
         }
@@ -30,7 +25,7 @@ enum TestServer {
     /// The server programs (`pg_ctl`, `pg_dump`, …).
     static func bin(_ program: String) throws -> String {
         guard let bin = environment["SECITEM_TEST_POSTGRESQL_BIN"], !bin.isEmpty else {
-            throw SetupError("SECITEM_TEST_POSTGRESQL_BIN is not set: run under scripts/with-postgresql")
+            throw TestSetupError("SECITEM_TEST_POSTGRESQL_BIN is not set: run under scripts/with-postgresql")
         }
         return bin + "/" + program
     }
@@ -53,7 +48,7 @@ final class SilentSocket {
         directory = NSTemporaryDirectory() + "silent-pg-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SetupError("socket() failed") }
+        guard fd >= 0 else { throw TestSetupError("socket() failed") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let path = Array((directory + "/.s.PGSQL.\(port)").utf8CString)
@@ -63,7 +58,7 @@ final class SilentSocket {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, listen(fd, 16) == 0 else { throw SetupError("cannot listen on \(directory)") }
+        guard bound == 0, listen(fd, 16) == 0 else { throw TestSetupError("cannot listen on \(directory)") }
     }
 
     deinit {
@@ -76,4 +71,96 @@ final class SilentSocket {
 func seconds(since start: ContinuousClock.Instant) -> Double {
     let d = ContinuousClock.now - start
     return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+// MARK: Keys, stores and processes
+
+/// A fresh schema name: each test has a keychain of its own on the shared server.
+func freshSchema(_ tag: String) -> String {
+    "t_\(tag)_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+}
+
+/// A private directory with a random key file (0600): the key every "host" of a test holds.
+final class KeyDirectory {
+    let path: String
+    let keyFile: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "pg-keys-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        keyFile = path + "/keychain.key"
+        try Self.writeKey(keyFile)
+    }
+
+    /// Writes a new random key (64 hex digits) to `path`, 0600, atomically.
+    static func writeKey(_ path: String) throws {
+        let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let temp = path + ".tmp"
+        _ = FileManager.default.createFile(atPath: temp, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600])
+        guard rename(temp, path) == 0 else { throw TestSetupError("cannot write the key file \(path)") }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The environment of a helper "host": the test's PG* variables (or `overrides`)
+/// and the key file.
+func hostEnvironment(keyFile: String, _ overrides: [String: String] = [:]) -> [String: String] {
+    var env = ProcessInfo.processInfo.environment
+    env["SECITEM_KEY_FILE"] = keyFile
+    env.removeValue(forKey: "SECITEM_PASSPHRASE")
+    for (k, v) in overrides { env[k] = v }
+    return env
+}
+
+/// Starts a helper "host" (its standard error goes to the test's).
+func helper(_ arguments: [String], keyFile: String, _ overrides: [String: String] = [:]) throws -> ChildProcess {
+    try ChildProcess(
+        try Executables.built("SecItemPostgreSQLHelper"), arguments, environment: hostEnvironment(keyFile: keyFile, overrides),
+        inheritStderr: true)
+}
+
+/// Waits for a helper and returns its output lines (failing when it had to be killed).
+func finish(_ child: ChildProcess, timeout: Duration = .seconds(300)) throws -> (lines: [String], status: Int32) {
+    let output = try child.finish(timeout: timeout)
+    return (output.stdout.split(separator: "\n").map(String.init), output.status)
+}
+
+/// A private server of a test's own (one it may crash), stopped and removed on release.
+final class PrivateServer {
+    let directory: String
+
+    init() throws {
+        let parent = NSTemporaryDirectory() + "pg-private-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        chmod(parent, 0o711)
+        directory = parent + "/pg"
+        guard Self.script("start", directory) == 0 else { throw TestSetupError("cannot start a private PostgreSQL server") }
+    }
+
+    /// Runs scripts/postgresql-server and waits for it with waitpid (the server it
+    /// starts lives on; Foundation's Process would wait for it too).
+    static func script(_ verb: String, _ directory: String) -> Int32 {
+        let command = "'\(TestServer.serverScript)' \(verb) '\(directory)' >&2"
+        let status = system(command)
+        return status == -1 ? -1 : (status >> 8) & 0xFF
+    }
+
+    /// The PG* variables that reach it.
+    var environment: [String: String] {
+        ["PGHOST": directory, "PGPORT": "5432", "PGUSER": "secitem", "PGDATABASE": "secitem", "PGPASSFILE": directory + "/pgpass"]
+    }
+
+    func crash() throws {
+        guard Self.script("crash", directory) == 0 else { throw TestSetupError("pg_ctl stop -m immediate failed") }
+    }
+
+    func restart() throws {
+        guard Self.script("restart", directory) == 0 else { throw TestSetupError("the server did not start again") }
+    }
+
+    deinit {
+        _ = Self.script("stop", directory)
+        try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
+    }
 }

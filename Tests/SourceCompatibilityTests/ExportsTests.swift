@@ -84,6 +84,6 @@ struct ExportsTests {
     /// registry); to be renamed `SecItem…` or moved to a module users import on purpose.
     static let awaitingMove: Set<String> = [
         "BackendChoice", "SecretServiceStatus", "FileBackendProvider", "MemoryBackendProvider",
-        "SecretServiceBackendProvider",
+        "SecretServiceBackendProvider", "PostgreSQLBackendProvider",
     ]
 }

@@ -78,18 +78,15 @@ final class PQConnection {
         return PQConnection(conn: handle, redactions: redactions)
     }
 
-    /// Whether the connection still looks alive without a round trip: when the
-    /// server has closed it (restart, failover, idle timeout), the socket reads as
-    /// ready with nothing for us, and libpq notices.
+    /// Whether the connection still looks alive without a round trip: an idle
+    /// connection that never LISTENs gets nothing from the server unless the
+    /// server is closing it (restart, failover, termination, idle timeout), so a
+    /// socket that reads as ready means it is gone or going.
     var isAlive: Bool {
         guard PQstatus(conn) == CONNECTION_OK, PQtransactionStatus(conn) == PQTRANS_IDLE else { return false }
         let fd = PQsocket(conn)
         guard fd >= 0 else { return false }
-        if csecitem_pq_wait(fd, 0, 0) == 1 {
-            guard PQconsumeInput(conn) == 1 else { return false }
-            while let notice = PQnotifies(conn) { PQfreemem(notice) }
-        }
-        return PQstatus(conn) == CONNECTION_OK
+        return csecitem_pq_wait(fd, 0, 0) == 0
     }
 
     /// The server's `server_version` parameter, such as "15.18 (Debian 15.18-0+deb12u1)".

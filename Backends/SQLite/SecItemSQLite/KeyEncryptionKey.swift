@@ -1,15 +1,15 @@
-import SecItemCore
+package import SecItemCore
 
 /// A key-encryption key resolved from a ``SQLiteBackend/KeySource``, with the
 /// header fields a new wrapping needs.
-struct KeyEncryptionKey {
-    var kek: SecretBytes
-    var protection: KeychainHeader.Protection
-    var scrypt: ScryptParameters?
-    var salt: [UInt8]?
+package struct KeyEncryptionKey {
+    package var kek: SecretBytes
+    package var protection: KeychainHeader.Protection
+    package var scrypt: ScryptParameters?
+    package var salt: [UInt8]?
 
     /// Resolves a source for a new wrapping (new file, or rekey): a passphrase gets a fresh salt.
-    static func forNewWrapping(_ source: SQLiteBackend.KeySource, _ configuration: SQLiteBackend.Configuration)
+    package static func forNewWrapping(_ source: SQLiteBackend.KeySource, _ configuration: SQLiteBackend.Configuration)
         throws(SecItemError) -> KeyEncryptionKey
     {
         switch source {
@@ -29,7 +29,7 @@ struct KeyEncryptionKey {
     }
 
     /// Resolves a source to open an existing file with `header` (nil: a key source only).
-    static func forExisting(
+    package static func forExisting(
         _ source: SQLiteBackend.KeySource, _ configuration: SQLiteBackend.Configuration, header: KeychainHeader?
     ) throws(SecItemError) -> KeyEncryptionKey {
         switch source {

@@ -55,11 +55,11 @@ package struct RowSetCommitment: Equatable {
     /// One row as the commitment sees it.
     package struct Element: Hashable {
         var uuid: [UInt8]
-        var version: Int64
+        package var version: Int64
         var tag: [UInt8]
 
         /// From a row's UUID, version and sealed box (its last 16 bytes are the tag).
-        init(uuid: some Collection<UInt8>, version: Int64, sealed: UnsafeRawBufferPointer) {
+        package init(uuid: some Collection<UInt8>, version: Int64, sealed: UnsafeRawBufferPointer) {
             self.uuid = Array(uuid)
             self.version = version
             tag = sealed.count >= Crypto.tagLength ? Array(sealed[(sealed.count - Crypto.tagLength)...]) : Array(sealed)

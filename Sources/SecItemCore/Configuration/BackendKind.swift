@@ -14,6 +14,8 @@ public struct BackendKind: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let file: BackendKind = "file"
     /// The desktop keyring through the Secret Service D-Bus API.
     public static let secretService: BackendKind = "secret-service"
+    /// The encrypted store shared through PostgreSQL; never chosen automatically.
+    public static let postgresql: BackendKind = "postgresql"
 
     public var description: String { rawValue }
 }

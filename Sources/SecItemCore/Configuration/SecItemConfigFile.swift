@@ -7,13 +7,15 @@ import Foundation
 ///
 /// | key | environment | meaning |
 /// |---|---|---|
-/// | `backend` | `SECITEM_BACKEND` | `file`, `secret-service` or `memory`; unset: the automatic choice |
+/// | `backend` | `SECITEM_BACKEND` | `file`, `secret-service`, `postgresql` or `memory`; unset: the automatic choice |
 /// | `file` | `SECITEM_FILE` | the file backend's SQLite file |
 /// | `key-file` | `SECITEM_KEY_FILE` | the file backend's key file (0600, owned by the user) |
 /// | `passphrase-file` | `SECITEM_PASSPHRASE_FILE` | a file holding the passphrase (0600, owned by the user) |
 /// | `key-source` | `SECITEM_KEY_SOURCE` | `key-file`, `passphrase` or `automatic` |
 /// | `collection` | `SECITEM_COLLECTION` | the Secret Service collection (alias or object path) |
 /// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` |
+/// | `postgresql-url` | `SECITEM_POSTGRESQL_URL` | the PostgreSQL backend's libpq URI or `key=value` string (password in `~/.pgpass`) |
+/// | `postgresql-schema` | `SECITEM_POSTGRESQL_SCHEMA` | the PostgreSQL backend's schema; default `secitem` |
 ///
 /// `SECITEM_CONFIG` names another file; `SECITEM_CONFIG=none` ignores the file.
 /// The file never holds a secret itself: passphrases come from `passphrase-file`.
@@ -27,6 +29,8 @@ public struct SecItemConfigFile: Sendable, Equatable {
         ("key-source", "SECITEM_KEY_SOURCE"),
         ("collection", "SECITEM_COLLECTION"),
         ("access-groups", "SECITEM_ACCESS_GROUPS"),
+        ("postgresql-url", "SECITEM_POSTGRESQL_URL"),
+        ("postgresql-schema", "SECITEM_POSTGRESQL_SCHEMA"),
     ]
 
     /// Where the file is (or would be); `nil` when no home is known or `SECITEM_CONFIG=none`.

@@ -39,11 +39,17 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         public var accessGroups: [String]?
         /// The bound on each step of the Secret Service probe.
         public var probeTimeout: Duration?
+        /// The PostgreSQL backend's libpq connection URI or `key=value` string (a
+        /// password belongs in `~/.pgpass`, not here).
+        public var postgresqlURL: String?
+        /// The PostgreSQL backend's schema.
+        public var postgresqlSchema: String?
 
         public init(
             backend: BackendKind? = nil, file: String? = nil, keyFile: String? = nil, passphraseFile: String? = nil,
             keySource: String? = nil, passphrase: Passphrase? = nil, collection: String? = nil,
-            accessGroups: [String]? = nil, probeTimeout: Duration? = nil
+            accessGroups: [String]? = nil, probeTimeout: Duration? = nil, postgresqlURL: String? = nil,
+            postgresqlSchema: String? = nil
         ) {
             self.backend = backend
             self.file = file
@@ -54,6 +60,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.collection = collection
             self.accessGroups = accessGroups
             self.probeTimeout = probeTimeout
+            self.postgresqlURL = postgresqlURL
+            self.postgresqlSchema = postgresqlSchema
         }
 
         /// What the environment says; unset and empty variables say nothing, except
@@ -69,7 +77,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
                 keyFile: value(Variable.keyFile), passphraseFile: value(Variable.passphraseFile),
                 keySource: value(Variable.keySource), passphrase: env[Variable.passphrase].map(Passphrase.init),
                 collection: value(Variable.collection), accessGroups: value(Variable.accessGroups).map(Self.groups),
-                probeTimeout: value(Variable.probeTimeout).flatMap(Self.probeTimeout))
+                probeTimeout: value(Variable.probeTimeout).flatMap(Self.probeTimeout),
+                postgresqlURL: value(Variable.postgresqlURL), postgresqlSchema: value(Variable.postgresqlSchema))
         }
 
         /// What the config file says.
@@ -82,7 +91,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.init(
                 backend: value("backend").map(BackendKind.init(rawValue:)), file: value("file"),
                 keyFile: value("key-file"), passphraseFile: value("passphrase-file"), keySource: value("key-source"),
-                collection: value("collection"), accessGroups: value("access-groups").map(Self.groups))
+                collection: value("collection"), accessGroups: value("access-groups").map(Self.groups),
+                postgresqlURL: value("postgresql-url"), postgresqlSchema: value("postgresql-schema"))
         }
 
         static func groups(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
@@ -124,6 +134,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         public static let accessGroups = "SECITEM_ACCESS_GROUPS"
         public static let probeTimeout = "SECITEM_PROBE_TIMEOUT"
         public static let config = "SECITEM_CONFIG"
+        public static let postgresqlURL = "SECITEM_POSTGRESQL_URL"
+        public static let postgresqlSchema = "SECITEM_POSTGRESQL_SCHEMA"
         /// The variables that hold secrets (shown as `(set)`, never passed on).
         public static let secrets: Set<String> = [passphrase, "SECITEM_EXPORT_PASSPHRASE"]
     }
@@ -168,6 +180,11 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     /// The bound on each step of the Secret Service probe; default 0.8 s.
     public var probeTimeout: Duration { setting(\.probeTimeout)?.value ?? .milliseconds(800) }
 
+    /// The PostgreSQL connection string, when given.
+    public var postgresqlURL: String? { setting(\.postgresqlURL)?.value }
+    /// The PostgreSQL schema, when given.
+    public var postgresqlSchema: String? { setting(\.postgresqlSchema)?.value }
+
     /// The precedence, in one place: the first layer that says a setting wins.
     public func setting<T>(_ key: KeyPath<Settings, T?>) -> (value: T, origin: Origin)? {
         if let value = code[keyPath: key] { return (value, .code) }
@@ -187,6 +204,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         case \Settings.collection: return Variable.collection
         case \Settings.accessGroups: return Variable.accessGroups
         case \Settings.probeTimeout: return Variable.probeTimeout
+        case \Settings.postgresqlURL: return Variable.postgresqlURL
+        case \Settings.postgresqlSchema: return Variable.postgresqlSchema
         default: return "the environment"
         }
     }

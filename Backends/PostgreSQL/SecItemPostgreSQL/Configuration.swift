@@ -1,0 +1,109 @@
+public import Foundation
+public import SecItemCore
+public import SecItemSQLite
+
+extension PostgreSQLBackend {
+    /// Where the shared keychain is and how it is unlocked.
+    ///
+    /// The connection follows libpq's own conventions, so it is configured the way
+    /// `psql` is: a connection URI or `key=value` string (``connection``), and for
+    /// whatever it leaves out the standard `PG*` environment variables
+    /// (`PGHOST`, `PGPORT`, `PGDATABASE`, `PGUSER`, `PGSSLMODE`, `PGSSLROOTCERT`, …),
+    /// `~/.pgpass` (or `PGPASSFILE`) and `pg_service.conf`. Multi-host URIs with
+    /// `target_session_attrs=read-write` are how a failover pair is named.
+    ///
+    /// The key is the file backend's: a key file or a passphrase that every host
+    /// sharing the keychain holds. Never printed: `description` redacts the
+    /// passphrase and any password in the connection string.
+    public struct Configuration: Sendable, CustomStringConvertible {
+        /// A libpq connection URI (`postgresql://host/db?sslmode=verify-full`) or
+        /// `key=value` string; `nil` uses the `PG*` environment alone.
+        public var connection: String?
+        /// Where the key-encryption key comes from: ``SQLiteBackend/KeySource/keyFile(_:)``,
+        /// ``SQLiteBackend/KeySource/passphrase(_:)`` or ``SQLiteBackend/KeySource/rawKey(_:)``.
+        /// ``SQLiteBackend/KeySource/automatic`` is refused: a generated key would
+        /// be this host's alone.
+        public var keySource: SQLiteBackend.KeySource
+        /// The database schema that holds the keychain's tables (created when missing).
+        /// Letters, digits and `_`, at most 63 bytes; default `secitem`.
+        public var schema: String
+        /// How long connecting may take, per host, when neither ``connection`` nor
+        /// `PGCONNECT_TIMEOUT` says (libpq's `connect_timeout`, whole seconds, at least 2).
+        public var connectTimeout: Duration
+        /// How long one statement may take: the server's `statement_timeout`, and the
+        /// client's bound on waiting for any answer (a partitioned server costs at most this).
+        public var statementTimeout: Duration
+        /// The scrypt cost used when a passphrase-protected keychain is created or rekeyed.
+        public var scryptParameters: ScryptParameters
+
+        /// - Parameters:
+        ///   - connection: A libpq URI or `key=value` string; `nil` for the `PG*` environment.
+        ///   - keySource: The key every host sharing the keychain holds.
+        ///   - schema: The schema of the keychain's tables.
+        ///   - connectTimeout: The connect bound when the connection string sets none.
+        ///   - statementTimeout: The bound on any one statement.
+        public init(
+            connection: String? = nil, keySource: SQLiteBackend.KeySource, schema: String = "secitem",
+            connectTimeout: Duration = .seconds(5), statementTimeout: Duration = .seconds(10),
+            scryptParameters: ScryptParameters = .default
+        ) {
+            self.connection = connection
+            self.keySource = keySource
+            self.schema = schema
+            self.connectTimeout = connectTimeout
+            self.statementTimeout = statementTimeout
+            self.scryptParameters = scryptParameters
+        }
+
+        public var description: String {
+            "PostgreSQL keychain \(ConnectionString.redacted(connection)), schema \(schema), \(keySource)"
+        }
+
+        /// The configuration the environment describes (no config file; the process
+        /// configuration, config file included, is ``init(_:)``).
+        ///
+        /// | variable | meaning |
+        /// |---|---|
+        /// | `SECITEM_POSTGRESQL_URL` | the connection URI or `key=value` string; unset: the `PG*` variables |
+        /// | `SECITEM_POSTGRESQL_SCHEMA` | the schema; default `secitem` |
+        /// | `SECITEM_POSTGRESQL_STATEMENT_TIMEOUT` | seconds one statement may take; default 10 |
+        /// | `SECITEM_KEY_FILE`, `CREDENTIALS_DIRECTORY`, `SECITEM_PASSPHRASE`, `SECITEM_KEY_SOURCE` | the key, as for the file backend |
+        ///
+        /// - Throws: `errSecParam` when no key file or passphrase is set (a generated
+        ///   key cannot be shared), or a setting is malformed.
+        public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment)
+            throws(SecItemError) -> Configuration
+        {
+            try Configuration(SecItemConfiguration.environmentOnly(env))
+        }
+
+        /// The PostgreSQL backend's part of a resolved process configuration: the
+        /// connection (`postgresql-url`), the schema, and the file backend's key
+        /// settings, which must name a key file or a passphrase.
+        /// - Throws: `errSecParam` when no key file or passphrase is set, or a setting is malformed.
+        public init(_ settings: SecItemConfiguration) throws(SecItemError) {
+            var env = settings.environment
+            let file = try SQLiteBackend.Configuration(settings)
+            if case .automatic = file.keySource {
+                throw SecItemError(
+                    errSecParam,
+                    "the PostgreSQL backend needs the key every host shares: set SECITEM_KEY_FILE "
+                        + "(or put secitem.key in $CREDENTIALS_DIRECTORY) or SECITEM_PASSPHRASE(_FILE)")
+            }
+            self.init(connection: settings.postgresqlURL, keySource: file.keySource)
+            if let schema = settings.postgresqlSchema { self.schema = schema }
+            if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT")) {
+                guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+                    throw SecItemError(
+                        errSecParam, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT is \"\(text)\"; expected seconds, such as 10")
+                }
+                statementTimeout = .milliseconds(Int64(seconds * 1000))
+            }
+        }
+
+        private static func nonEmpty(_ s: String?) -> String? {
+            guard let s, !s.isEmpty else { return nil }
+            return s
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+public import SecItemCore
+public import SecItemSQLite
+import Synchronization
+
+/// A keychain shared by many processes on many machines: the encrypted file
+/// backend's sealed rows, kept in PostgreSQL.
+///
+/// Every row is the file format's (`docs/file-format.md`), made by the same codec
+/// under the same keys: the item's UUID, its class, keyed HMACs of its primary key
+/// (under a UNIQUE constraint, so a duplicate add fails atomically across
+/// machines), of `svce`, `acct`, `srvr`, `labl`, the access group and the sync
+/// state, and one AES-256-GCM box of every attribute and the data. The random data
+/// key is stored wrapped by the key-encryption key every host holds (a key file or
+/// a passphrase). The server sees ciphertext and keyed HMACs only
+/// (`docs/postgresql.md` says exactly what it learns and which statements run).
+///
+/// ```swift
+/// let backend = try PostgreSQLBackend(configuration: .init(
+///     connection: "postgresql://keychain.internal/secrets?sslmode=verify-full",
+///     keySource: .keyFile("/etc/secitem/keychain.key")))
+/// let client = SecItemClient(backend: backend)
+/// ```
+///
+/// Faults: an unreachable server fails a call with `errSecNotAvailable` within
+/// the connect and statement bounds; a connection lost mid-call fails that call
+/// (the transaction is rolled back by the server) and the next call reconnects;
+/// a read-only server (a standby) fails writes with `errSecReadOnly`.
+///
+/// Thread-safe: one connection per backend, in a `Mutex` (checked `Sendable`).
+public final class PostgreSQLBackend: SecItemBackend {
+    /// What this backend was opened with (descriptions redact keys and passwords).
+    public let configuration: Configuration
+    private let state: Mutex<Session?>
+
+    /// The name used in diagnostics.
+    public var name: String { "postgresql" }
+
+    /// The schema version this library writes and reads (meta key `schema`).
+    public static let schemaVersion: Int64 = 1
+
+    /// Connects, creates the schema and the keychain when missing (under an
+    /// advisory lock, so many hosts starting at once agree on one data key), and
+    /// unlocks it.
+    /// - Throws: `errSecNotAvailable` when the server cannot be reached (with
+    ///   libpq's reason, never the password); `errSecAuthFailed` when the key does
+    ///   not unlock the keychain; `errSecInvalidKeychain` for a schema or format
+    ///   newer than this library; `errSecParam` for a bad setting.
+    public init(configuration: Configuration) throws(SecItemError) {
+        self.configuration = configuration
+        state = Mutex(try Session.open(configuration))
+    }
+
+    /// Closes the connection; later calls throw `errSecNotAvailable`.
+    public func close() {
+        state.withLock { $0 = nil }
+    }
+
+    // MARK: SecItemBackend
+
+    public func add(_ item: StoredItem) throws(SecItemError) {
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "adding an item") { () throws(SecItemError) -> Void in
+                try s.write { () throws(SecItemError) in try s.insert(item) }
+            }
+        }
+    }
+
+    public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "searching items") { () throws(SecItemError) -> [StoredItem] in
+                try s.matches(query, limit: limit, inWrite: false).map(\.item)
+            }
+        }
+    }
+
+    public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "updating items") { () throws(SecItemError) -> Int in
+                try s.write { () throws(SecItemError) -> Int in
+                    let old = try s.matches(query, limit: nil, inWrite: true)
+                    guard !old.isEmpty else { return 0 }
+                    let updated = old.map { transform($0.item) }
+                    // Rows are rewritten one by one under a UNIQUE constraint; when one
+                    // takes a key another updated row is about to give up, park them all first.
+                    let oldKeys = Set(old.map(\.primaryKeyMAC))
+                    var newKeys: [[UInt8]] = []
+                    for item in updated { newKeys.append(try s.codec.primaryKeyMAC(item.primaryKey)) }
+                    if newKeys.contains(where: { oldKeys.contains($0) }) {
+                        _ = try s.exec(s.sql.park, [.text(Session.arrayLiteral(old.map(\.seq)))])
+                    }
+                    for (match, item) in zip(old, updated) { try s.rewrite(match, with: item) }
+                    return old.count
+                }
+            }
+        }
+    }
+
+    public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "deleting items") { () throws(SecItemError) -> Int in
+                try s.write { () throws(SecItemError) -> Int in
+                    let doomed = try s.matches(query, limit: nil, inWrite: true)
+                    guard !doomed.isEmpty else { return 0 }
+                    try s.remove(doomed)
+                    return doomed.count
+                }
+            }
+        }
+    }
+
+    // MARK: Maintenance
+
+    /// Changes the key-encryption key (a new key file or passphrase) and, as the
+    /// file backend's rekey does, the data key with it: every row is re-encrypted
+    /// under a new random data key wrapped by the new key, in one transaction, so
+    /// an old dump plus the old key opens nothing written afterwards.
+    ///
+    /// Other hosts notice on their next call (the key epoch changed) and read their
+    /// key file again: replace the key file on every host first, then rekey, and
+    /// the fleet keeps running; a host still holding only the old key gets
+    /// `errSecAuthFailed` until it is given the new one.
+    /// - Throws: `errSecDecode` when a row is damaged (rotation would lose it); the
+    ///   store is unchanged on any error.
+    public func rekey(to newSource: SQLiteBackend.KeySource) throws(SecItemError) {
+        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.fileConfiguration(newSource))
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "rekeying") { () throws(SecItemError) -> Void in
+                try s.write { () throws(SecItemError) in try s.rotate(newKEK: newKEK) }
+            }
+        }
+    }
+
+    /// Replaces the data key: every row is re-encrypted under a new random key and
+    /// the new key wrapped, in one transaction, while other hosts' writes wait
+    /// (every write locks the row-set commitment's row) and then reload the key.
+    /// On any failure the store keeps the old key and every row.
+    /// - Throws: `errSecDecode` when a row is damaged: rotation would lose it.
+    public func rotateDataKey() throws(SecItemError) {
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "rotating the data key") { () throws(SecItemError) -> Void in
+                try s.write { () throws(SecItemError) in try s.rotate(newKEK: nil) }
+            }
+        }
+    }
+
+    /// Checks every row and the row-set commitment (rows deleted, rolled back or
+    /// copied in by someone with write access to the database but no key).
+    /// - Returns: What is wrong, one line each; empty when all is well.
+    public func verify() throws(SecItemError) -> [String] {
+        try withSession { (s: Session) throws(SecItemError) in
+            try s.call(during: "verifying") { () throws(SecItemError) -> [String] in try s.verify() }
+        }
+    }
+
+    /// What `secitem diagnose` reports about a configuration, without creating
+    /// anything: where the connection goes, whether the server answers and is
+    /// writable, whether the keychain exists and the key unlocks it. Bounded by
+    /// the connect and statement timeouts; never shows a password or key.
+    public static func inspect(_ configuration: Configuration) -> (usable: Bool, notes: [String]) {
+        Session.inspect(configuration)
+    }
+
+    /// Where the backend is connected, without the password (for diagnostics).
+    public var endpoint: String {
+        state.withLock { $0?.pq?.endpoint ?? "not connected" }
+    }
+
+    private func withSession<R: Sendable>(_ body: (Session) throws(SecItemError) -> R) throws(SecItemError) -> R {
+        try state.withLock { (session: inout Session?) throws(SecItemError) -> R in
+            guard let session else { throw SecItemError(errSecNotAvailable, "the PostgreSQL keychain was closed") }
+            return try body(session)
+        }
+    }
+}
+
+extension PostgreSQLBackend.Configuration {
+    /// The file backend's configuration that resolves this key source (scrypt
+    /// cost, messages naming this store), for the shared key code.
+    func fileConfiguration(_ source: SQLiteBackend.KeySource) -> SQLiteBackend.Configuration {
+        SQLiteBackend.Configuration(
+            path: "PostgreSQL schema \(schema) (\(ConnectionString.redacted(connection)))", keySource: source,
+            generatedKeyFilePath: "", scryptParameters: scryptParameters)
+    }
+}

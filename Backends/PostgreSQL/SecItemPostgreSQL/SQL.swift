@@ -1,0 +1,139 @@
+import Foundation
+import SecItemCore
+import SecItemSQLite
+
+/// Every statement the backend sends, for one schema. `docs/postgresql.md` lists
+/// them; nothing else is sent (no extensions, no functions of our own).
+struct SQL {
+    let schema: String
+    /// `"schema"`: validated, then quoted.
+    let q: String
+
+    init(schema: String) throws(SecItemError) {
+        let bytes = Array(schema.utf8)
+        let valid =
+            !bytes.isEmpty && bytes.count <= 63
+            && bytes.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
+            && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
+        guard valid else {
+            throw SecItemError(
+                errSecParam,
+                "the PostgreSQL schema name \"\(schema)\" must be letters, digits and _ (not starting with a digit), at most 63 bytes")
+        }
+        self.schema = schema
+        q = "\"\(schema)\""
+    }
+
+    /// The columns of a row, as ``Session/Row`` reads them.
+    static let columns = ["seq", "uuid", "class", "pk"] + IndexedColumns.columns + ["version", "ct"]
+    static let rowColumns = columns.map { "i.\($0)" }.joined(separator: ", ")
+
+    /// The schema's tables, created in one transaction under ``advisoryLock``.
+    var createSchema: String {
+        """
+        CREATE SCHEMA IF NOT EXISTS \(q);
+        CREATE TABLE IF NOT EXISTS \(q).meta(
+            key TEXT PRIMARY KEY,
+            number BIGINT,
+            bytes BYTEA,
+            text TEXT);
+        CREATE TABLE IF NOT EXISTS \(q).items(
+            seq BIGSERIAL PRIMARY KEY,
+            uuid BYTEA NOT NULL UNIQUE,
+            class TEXT NOT NULL,
+            pk BYTEA NOT NULL UNIQUE,
+            h_svce BYTEA, h_acct BYTEA, h_srvr BYTEA, h_labl BYTEA,
+            h_agrp BYTEA NOT NULL, h_sync BYTEA NOT NULL,
+            version BIGINT NOT NULL,
+            ct BYTEA NOT NULL);
+        CREATE TABLE IF NOT EXISTS \(q).state(
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            epoch BIGINT NOT NULL,
+            generation BIGINT NOT NULL,
+            count BIGINT NOT NULL,
+            cells BYTEA NOT NULL,
+            mac BYTEA NOT NULL);
+        CREATE INDEX IF NOT EXISTS items_svce ON \(q).items(h_svce);
+        CREATE INDEX IF NOT EXISTS items_acct ON \(q).items(h_acct);
+        CREATE INDEX IF NOT EXISTS items_srvr ON \(q).items(h_srvr);
+        CREATE INDEX IF NOT EXISTS items_labl ON \(q).items(h_labl);
+        """
+    }
+
+    /// The transaction-scoped advisory lock that serializes creation across hosts.
+    let advisoryLock = "SELECT pg_advisory_xact_lock($1::bigint)"
+
+    /// The advisory lock's key: a fixed tag and the schema name (FNV-1a, 64 bits).
+    var lockKey: Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array("secitem-postgresql/".utf8) + Array(schema.utf8) {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    let begin = "BEGIN"
+    let commit = "COMMIT"
+    var readMeta: String { "SELECT key, number, bytes, text FROM \(q).meta" }
+    /// The key epoch, as the state row holds it (a copy of meta's, written in the
+    /// same transaction, so that the row a write locks carries it).
+    var epoch: String { "SELECT epoch FROM \(q).state WHERE id = 1" }
+    var bumpEpoch: String { "UPDATE \(q).meta SET number = number + 1 WHERE key = 'epoch' RETURNING number" }
+    var deleteScryptMeta: String { "DELETE FROM \(q).meta WHERE key LIKE 'scrypt\\_%'" }
+
+    /// Upserts one meta row (`$1` key, then number, bytes, text).
+    static let putMetaTemplate =
+        "INSERT INTO %@.meta(key, number, bytes, text) VALUES ($1::text, $2::bigint, $3::bytea, $4::text) "
+        + "ON CONFLICT (key) DO UPDATE SET number = EXCLUDED.number, bytes = EXCLUDED.bytes, text = EXCLUDED.text"
+    var putMeta: String { Self.putMetaTemplate.replacingOccurrences(of: "%@", with: q) }
+
+    /// The row-set commitment, locked for the write transaction, with the key epoch
+    /// (every write takes it: writes are serialized, and a rotation excludes them).
+    var lockState: String { "SELECT generation, count, cells, mac, epoch FROM \(q).state WHERE id = 1 FOR UPDATE" }
+    var writeState: String {
+        "UPDATE \(q).state SET generation = $1::bigint, count = $2::bigint, cells = $3::bytea, mac = $4::bytea, "
+            + "epoch = $5::bigint WHERE id = 1"
+    }
+    var createState: String {
+        "INSERT INTO \(q).state(id, generation, count, cells, mac, epoch) "
+            + "VALUES (1, $1::bigint, $2::bigint, $3::bytea, $4::bytea, $5::bigint)"
+    }
+
+    /// `$1` uuid, `$2` class, `$3` pk, the HMAC columns, the version, the box.
+    private static let rowParameters =
+        ["$1::bytea", "$2::text", "$3::bytea"] + (0..<IndexedColumns.columns.count).map { "$\($0 + 4)::bytea" }
+        + ["$\(4 + IndexedColumns.columns.count)::bigint", "$\(5 + IndexedColumns.columns.count)::bytea"]
+    private static let writtenColumns = ["uuid", "class", "pk"] + IndexedColumns.columns + ["version", "ct"]
+
+    var insert: String {
+        "INSERT INTO \(q).items(\(Self.writtenColumns.joined(separator: ", "))) VALUES (\(Self.rowParameters.joined(separator: ", ")))"
+    }
+
+    /// Rewrites a row in place (keeping its `seq`, so its position in the order).
+    var rewrite: String {
+        let sets = zip(Self.writtenColumns, Self.rowParameters).map { "\($0) = \($1)" }
+        return "UPDATE \(q).items SET \(sets.joined(separator: ", ")) WHERE seq = $\(Self.rowParameters.count + 1)::bigint"
+    }
+
+    /// Moves rows' primary-key HMACs out of the way (to their UUIDs) before a
+    /// rewrite swaps keys among them.
+    var park: String { "UPDATE \(q).items SET pk = uuid WHERE seq = ANY($1::bigint[])" }
+
+    var delete: String { "DELETE FROM \(q).items WHERE seq = ANY($1::bigint[])" }
+
+    /// Rows matching `conditions` after the key epoch (column 0) and the committed
+    /// generation (column 1), in one statement (one snapshot); one row of NULLs
+    /// after them when nothing matches.
+    func selectWithEpoch(_ conditions: [String]) -> String {
+        let on = conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
+        return "SELECT st.epoch, st.generation, \(Self.rowColumns) FROM \(q).state st "
+            + "LEFT JOIN \(q).items i ON \(on) WHERE st.id = 1 ORDER BY i.seq"
+    }
+
+    /// Rows matching `conditions`, inside a write transaction (which holds the
+    /// state row, so no other writer runs); columns 0 and 1 are unused.
+    func selectInWrite(_ conditions: [String]) -> String {
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return "SELECT 0::bigint, 0::bigint, \(Self.rowColumns) FROM \(q).items i\(whereClause) ORDER BY i.seq"
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import SecItem
+import SecItemCore
+@_spi(Baseline) import SecItemPostgreSQL
+import SecItemSQLite
+
+/// The PostgreSQL backend against ``DirectPostgreSQLKeychain``: the same
+/// statements and the same crypto on libpq directly, with no SecItem layer, on a
+/// schema of its own on the same server, in the same run.
+///
+/// Runs when the `PG*` variables name a server (run the benchmark under
+/// `scripts/with-postgresql`, which starts a private one on a Unix socket);
+/// otherwise says why it was skipped. Both stores are filled in one transaction
+/// each; every measured write is its own durable transaction.
+enum PostgreSQLBenchmarks {
+    static func group(_ options: Options, _ results: inout [Measurement], _ extra: inout [[String: Any]]) {
+        let sizes = [1_000, 10_000]
+        for size in sizes where options.wants("postgresql/\(size)") {
+            let name = "postgresql/\(size)"
+            let env = ProcessInfo.processInfo.environment
+            guard (env["PGHOST"] ?? "").isEmpty == false || (env["SECITEM_POSTGRESQL_URL"] ?? "").isEmpty == false else {
+                print("\(name): skipped: no server named (PGHOST or SECITEM_POSTGRESQL_URL); run under scripts/with-postgresql")
+                continue
+            }
+            announce(name)
+            do {
+                results += try run(items: size, samples: options.quick ? 100 : 300)
+            } catch {
+                fail(name, error)
+            }
+        }
+    }
+
+    static func run(items: Int, samples: Int) throws -> [Measurement] {
+        var key = try randomBytes(32)
+        defer { wipeBytes(&key) }
+        let tag = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
+        let backendConfiguration = PostgreSQLBackend.Configuration(keySource: .rawKey(Data(key)), schema: "bench_\(tag)")
+        let rawConfiguration = PostgreSQLBackend.Configuration(keySource: .rawKey(Data(key)), schema: "bench_raw_\(tag)")
+        let make = { (i: Int) in (Workload.account(i), Workload.label(i, items: items), bytes(Workload.data(i))) }
+        // The backend's store, filled in one transaction by the direct driver (items
+        // as SecItemAdd makes them: same primary key, group, attributes).
+        try DirectPostgreSQLKeychain(configuration: backendConfiguration, service: Workload.service, accessGroup: "bench")
+            .fill(items, make)
+        let backend = try PostgreSQLBackend(configuration: backendConfiguration)
+        defer { backend.close() }
+        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["bench"]))
+        let workload = Workload(client: client, items: items, samples: samples, warmup: max(5, samples / 10))
+
+        let raw = try DirectPostgreSQLKeychain(configuration: rawConfiguration, service: Workload.service, accessGroup: "bench")
+        try raw.fill(items, make)
+        let last = Workload.account(items - 1)
+        guard (try client.copyMatchingItems(Workload.lookupQuery(last)) as? Data) == Workload.data(items - 1),
+            try raw.lookup(account: last) == 32, try raw.count(label: Workload.label(0, items: items)) == min(100, items)
+        else { throw BenchmarkError("the populated stores do not hold the workload's items") }
+        let baselines = Baselines.direct("libpq+codec", DirectStore(raw: raw), workload)
+        return try interleaved(workload, rounds: max(1, samples / 50), backend: "postgresql", baselines: baselines)
+    }
+}
+
+/// ``DirectPostgreSQLKeychain`` as the workload's ``RawStore``.
+struct DirectStore: RawStore {
+    let raw: DirectPostgreSQLKeychain
+    func add(account: String, label: String, data: [UInt8]) throws { try raw.add(account: account, label: label, data: data) }
+    func lookup(account: String) throws -> Int { try raw.lookup(account: account) }
+    func update(account: String, data: [UInt8]) throws -> Int { try raw.update(account: account, data: data) }
+    func delete(account: String) throws -> Int { try raw.delete(account: account) }
+    func count(label: String) throws -> Int { try raw.count(label: label) }
+}

@@ -1,0 +1,112 @@
+// A child process for the PostgreSQL backend's tests (Tests/PostgreSQLBackendTests):
+// one host of a fleet. It connects by libpq's conventions (the PG* variables the
+// test passes on), unlocks the shared keychain with the key file in
+// SECITEM_KEY_FILE (never a key on the command line), runs one scenario and
+// reports on stdout, unbuffered, one line per event.
+//
+//   SecItemPostgreSQLHelper distinct <schema> <worker> <count>        adds w<worker>-<i>: "added <n>" at the end
+//   SecItemPostgreSQLHelper contested <schema> <worker> <count> <keys> adds k<i % keys>: "won k" / "lost k" each
+//   SecItemPostgreSQLHelper writer <schema> <prefix> <count> <pause-ms> "ack <i>" or "fail <i> <status> <ms>" each,
+//                                                                    until <count> adds were acknowledged (at most 120 s)
+//   SecItemPostgreSQLHelper rotate <schema> <times>                  rotates the data key: "rotated <i>" each
+//   SecItemPostgreSQLHelper read <schema> <account>                  prints the data, or "status <n>"
+// Any other failure: "error <status> <detail>".
+import Foundation
+import SecItemCore
+import SecItemPostgreSQL
+
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data(("helper: " + message + "\n").utf8))
+    exit(2)
+}
+
+let args = CommandLine.arguments
+guard args.count >= 3 else { fail("usage: helper <scenario> <schema> …") }
+
+let backend: PostgreSQLBackend
+do {
+    var configuration = try PostgreSQLBackend.Configuration.fromEnvironment()
+    configuration.schema = args[2]
+    backend = try PostgreSQLBackend(configuration: configuration)
+} catch {
+    fail("open: \(error)")
+}
+let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["fleet"]))
+
+func item(_ account: String, _ value: String) -> [String: Any] {
+    ["class": "genp", "svce": "fleet", "acct": account, "v_Data": Data(value.utf8)]
+}
+
+switch args[1] {
+case "distinct":
+    let worker = args[3], count = Int(args[4])!
+    var added = 0
+    for i in 0..<count {
+        do {
+            try client.addItem(item("w\(worker)-\(i)", "value-\(worker)-\(i)"))
+            added += 1
+        } catch {
+            emit("error \(error.status) \(error.detail ?? "")")
+        }
+    }
+    emit("added \(added)")
+
+case "contested":
+    let worker = args[3], count = Int(args[4])!, keys = Int(args[5])!
+    for i in 0..<count {
+        let key = "k\(i % keys)"
+        do {
+            try client.addItem(item(key, "won-by-\(worker)"))
+            emit("won \(key)")
+        } catch where error.status == errSecDuplicateItem {
+            emit("lost \(key)")
+        } catch {
+            emit("error \(error.status) \(error.detail ?? "")")
+        }
+    }
+
+case "writer":
+    let prefix = args[3], count = Int(args[4])!, pause = UInt32(args[5])!
+    let deadline = ContinuousClock.now + .seconds(120)
+    var acked = 0
+    var i = 0
+    while acked < count && ContinuousClock.now < deadline {
+        defer { i += 1 }
+        let start = ContinuousClock.now
+        do {
+            try client.addItem(item("\(prefix)-\(i)", "value-\(prefix)-\(i)"))
+            emit("ack \(i)")
+            acked += 1
+        } catch {
+            let ms = (ContinuousClock.now - start).wholeMilliseconds
+            emit("fail \(i) \(error.status) \(ms) \(error.detail ?? "")")
+        }
+        usleep(pause * 1000)
+    }
+
+case "rotate":
+    let times = Int(args[3])!
+    for i in 0..<times {
+        do {
+            try backend.rotateDataKey()
+            emit("rotated \(i)")
+        } catch {
+            emit("error \(error.status) \(error.detail ?? "")")
+        }
+    }
+
+case "read":
+    do {
+        let data = try client.copyMatchingItems(["class": "genp", "svce": "fleet", "acct": args[3], "r_Data": true])
+        emit(String(decoding: data as? Data ?? Data(), as: UTF8.self))
+    } catch {
+        emit("status \(error.status)")
+    }
+
+default:
+    fail("unknown scenario \(args[1])")
+}
