@@ -8,7 +8,7 @@ import Synchronization
 /// `SECITEM_BACKEND=NAME` or `backend = NAME` then selects it.
 public enum SecItemBackendRegistry {
     private static let state = Mutex<[any SecItemBackendProvider]>([
-        SecretServiceBackendProvider(), FileBackendProvider(), PostgreSQLBackendProvider(), MemoryBackendProvider(),
+        SecItemSecretServiceBackendProvider(), SecItemFileBackendProvider(), SecItemPostgreSQLBackendProvider(), SecItemMemoryBackendProvider(),
     ])
 
     /// Adds `provider`, replacing a provider of the same kind.
@@ -37,7 +37,7 @@ public enum SecItemBackendRegistry {
 }
 
 /// Which backend to use, and why.
-public struct BackendChoice: Sendable {
+public struct SecItemBackendChoice: Sendable {
     /// The opened backend.
     public let backend: any SecItemBackend
     /// Why it was chosen, in words, for `secitem diagnose`.
@@ -54,14 +54,14 @@ public struct BackendChoice: Sendable {
     /// then the encrypted file): the first whose probe finds it usable is opened;
     /// the last is the fallback and opened without a probe. Never the memory backend.
     /// - Throws: `errSecParam` for a name no provider has; what opening throws.
-    public static func resolve(configuration: SecItemConfiguration) throws(SecItemError) -> BackendChoice {
+    public static func resolve(configuration: SecItemConfiguration) throws(SecItemError) -> SecItemBackendChoice {
         if let kind = configuration.backend {
             let origin = configuration.backendOrigin
             guard let provider = SecItemBackendRegistry.provider(for: kind) else {
                 throw SecItemError(
                     errSecParam, "\(describe(kind, origin: origin, quoted: true)) is not a backend; use one of \(names.joined(separator: ", "))")
             }
-            return BackendChoice(
+            return SecItemBackendChoice(
                 backend: try provider.open(configuration), reason: describe(kind, origin: origin, quoted: false),
                 configuration: configuration)
         }
@@ -80,19 +80,19 @@ public struct BackendChoice: Sendable {
             do throws(SecItemError) {
                 let backend: any SecItemBackend
                 if let opened = found.opened { backend = opened } else { backend = try provider.open(configuration) }
-                return BackendChoice(backend: backend, reason: "automatic: \(found.summary)", configuration: configuration)
+                return SecItemBackendChoice(backend: backend, reason: "automatic: \(found.summary)", configuration: configuration)
             } catch {
                 why.append("\(provider.displayName) answered the probe but could not be opened: \(error)")
             }
         }
         let backend = try fallback.open(configuration)
-        return BackendChoice(
+        return SecItemBackendChoice(
             backend: backend, reason: "automatic: \(fallback.displayName), because \(why.joined(separator: "; "))",
             configuration: configuration)
     }
 
     /// Opens the backend `environment` (with its config file) asks for, or the automatic choice.
-    public static func resolve(environment: [String: String]) throws(SecItemError) -> BackendChoice {
+    public static func resolve(environment: [String: String]) throws(SecItemError) -> SecItemBackendChoice {
         try resolve(configuration: .resolve(environment: environment))
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// By default the backend is chosen once per process, on first use, from the
 /// process configuration (``SecItemConfiguration/process``: code → environment →
-/// config file → defaults; see ``BackendChoice/resolve(configuration:)``). An
+/// config file → defaults; see ``SecItemBackendChoice/resolve(configuration:)``). An
 /// explicit ``bootstrap(_:)`` replaces the choice. A task can override it for its
 /// own calls with `SecItemClient.withClient(_:operation:)`, which is how parallel
 /// tests each get an isolated store.
@@ -46,7 +46,7 @@ public enum SecItemSystem {
     public static func defaultClient() throws(SecItemError) -> SecItemClient {
         if let client = state.withLock({ $0 }) { return client }
         let configuration = SecItemConfiguration.process
-        let chosen = try BackendChoice.resolve(configuration: configuration)
+        let chosen = try SecItemBackendChoice.resolve(configuration: configuration)
         // Protected items ask logind and polkit on the system bus (SecItemPolkit).
         let client = SecItemClient(
             backend: chosen.backend, accessGroups: configuration.accessGroups,

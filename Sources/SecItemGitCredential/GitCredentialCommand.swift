@@ -159,7 +159,7 @@ public enum GitCredentialCommand {
             var env = environment
             if let backend = options.backend { env["SECITEM_BACKEND"] = backend }
             do throws(SecItemError) {
-                let choice = try BackendChoice.resolve(environment: env)
+                let choice = try SecItemBackendChoice.resolve(environment: env)
                 var groups = choice.configuration.accessGroups.groups
                 // On the Secret Service, also what git-credential-libsecret stored (read, erased in place).
                 if choice.backend is SecretServiceBackend { groups.append(SecretServiceBackend.foreignItemsAccessGroup) }

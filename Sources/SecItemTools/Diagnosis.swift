@@ -86,15 +86,15 @@ public struct BackendDiagnosis: Sendable {
 
         if let kind = configuration.backend {
             diagnosis.chosen = kind.rawValue
-            diagnosis.reason = BackendChoice.describe(kind, origin: configuration.backendOrigin, quoted: false)
+            diagnosis.reason = SecItemBackendChoice.describe(kind, origin: configuration.backendOrigin, quoted: false)
             if let availability = found[kind] {
                 diagnosis.chosenUsable = availability.usable
             } else {
-                diagnosis.reason += " — but '\(kind)' is not a backend; use one of \(BackendChoice.names.joined(separator: ", "))"
+                diagnosis.reason += " — but '\(kind)' is not a backend; use one of \(SecItemBackendChoice.names.joined(separator: ", "))"
             }
             return diagnosis
         }
-        // The automatic choice, as BackendChoice.resolve(configuration:) makes it.
+        // The automatic choice, as SecItemBackendChoice.resolve(configuration:) makes it.
         let ranked = SecItemBackendRegistry.providers.filter { $0.automaticRank != nil }
         var why: [String] = []
         for provider in ranked {

@@ -27,7 +27,7 @@ struct Session: Sendable {
         var env = environment
         if let name { env["SECITEM_BACKEND"] = name }
         do {
-            let choice = try BackendChoice.resolve(environment: env)
+            let choice = try SecItemBackendChoice.resolve(environment: env)
             return SecItemClient(
                 backend: choice.backend, accessGroups: choice.configuration.accessGroups,
                 accessAuthority: PolkitAccessAuthority.processDefault)

@@ -121,11 +121,11 @@ struct ConfigurationTests {
 
     @Test("SECITEM_BACKEND=memory picks one process-wide memory store; an unknown name is errSecParam")
     func backendByName() throws {
-        let first = try BackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory"])
-        let second = try BackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory"])
+        let first = try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory"])
+        let second = try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory"])
         #expect(first.backend.name == "memory")
         #expect((first.backend as? MemoryBackend) === (second.backend as? MemoryBackend))
-        #expect(throws: SecItemError.param) { try BackendChoice.resolve(environment: ["SECITEM_BACKEND": "floppy"]) }
+        #expect(throws: SecItemError.param) { try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "floppy"]) }
     }
 
     @Test("a task-local client isolates parallel tasks")

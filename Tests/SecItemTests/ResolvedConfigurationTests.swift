@@ -65,7 +65,7 @@ struct ResolvedConfigurationTests {
         #expect(throws: SecItemError.authFailed) { try loose.checkUsable() }
         // A broken passphrase file does not stop the memory backend.
         #expect(throws: Never.self) {
-            try BackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory", "SECITEM_PASSPHRASE_FILE": file.path])
+            try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory", "SECITEM_PASSPHRASE_FILE": file.path])
         }
     }
 
@@ -76,7 +76,7 @@ struct ResolvedConfigurationTests {
         let resolved = SecItemConfiguration.resolve(environment: ["XDG_CONFIG_HOME": root.path])
         #expect(resolved.problem?.status == errSecParam)
         #expect("\(resolved.problem!)".contains("line 1: unknown key 'colour'"))
-        #expect(throws: SecItemError.param) { try BackendChoice.resolve(environment: ["XDG_CONFIG_HOME": root.path]) }
+        #expect(throws: SecItemError.param) { try SecItemBackendChoice.resolve(environment: ["XDG_CONFIG_HOME": root.path]) }
     }
 
     /// A backend that is not built in, registered by name.
@@ -92,18 +92,18 @@ struct ResolvedConfigurationTests {
 
     @Test("a registered provider is selectable by SECITEM_BACKEND and by `backend =` without editing a switch")
     func registeredProvider() throws {
-        #expect(throws: SecItemError.param) { try BackendChoice.resolve(environment: ["SECITEM_BACKEND": "third-party-test"]) }
+        #expect(throws: SecItemError.param) { try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "third-party-test"]) }
         SecItemBackendRegistry.register(ThirdPartyProvider())
-        #expect(BackendChoice.names.contains("third-party-test"))
-        let byEnv = try BackendChoice.resolve(environment: ["SECITEM_BACKEND": "third-party-test"])
+        #expect(SecItemBackendChoice.names.contains("third-party-test"))
+        let byEnv = try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "third-party-test"])
         #expect((byEnv.backend as? MemoryBackend) === ThirdPartyProvider.store)
         #expect(byEnv.reason == "SECITEM_BACKEND=third-party-test")
         let root = try configDirectory("backend = third-party-test\n")
         defer { try? FileManager.default.removeItem(at: root) }
-        let byFile = try BackendChoice.resolve(environment: ["XDG_CONFIG_HOME": root.path])
+        let byFile = try SecItemBackendChoice.resolve(environment: ["XDG_CONFIG_HOME": root.path])
         #expect((byFile.backend as? MemoryBackend) === ThirdPartyProvider.store)
         #expect(byFile.reason.hasPrefix("backend = third-party-test in the config file"))
-        let byCode = try BackendChoice.resolve(
+        let byCode = try SecItemBackendChoice.resolve(
             configuration: .resolve(code: .init(backend: "third-party-test"), environment: ["SECITEM_BACKEND": "memory"]))
         #expect((byCode.backend as? MemoryBackend) === ThirdPartyProvider.store)
     }

@@ -59,8 +59,7 @@ struct ExportsTests {
         let generic = exported.filter { !Self.isSecurityStyle($0) }
         #expect(generic.isEmpty, "not Security's names: \(generic)")
         let own = try Self.publicNames(in: "Sources/SecItem").filter { !Self.isSecurityStyle($0) }
-        let unexpected = own.filter { !Self.awaitingMove.contains($0) }.sorted()
-        #expect(unexpected.isEmpty, "module SecItem declares generic public names: \(unexpected)")
+        #expect(own.isEmpty, "module SecItem declares generic public names: \(own.sorted())")
     }
 
     @Test("the package's String twins of the kSec constants (SecConstant) match the public ones")
@@ -79,11 +78,4 @@ struct ExportsTests {
         #expect(constants.count > 120)
         #expect(constants == twins, "regenerate ConstantStrings.swift from Constants.swift")
     }
-
-    /// Backend selection types module SecItem still declares under generic names (issue 11's
-    /// registry); to be renamed `SecItem…` or moved to a module users import on purpose.
-    static let awaitingMove: Set<String> = [
-        "BackendChoice", "SecretServiceStatus", "FileBackendProvider", "MemoryBackendProvider",
-        "SecretServiceBackendProvider", "PostgreSQLBackendProvider",
-    ]
 }

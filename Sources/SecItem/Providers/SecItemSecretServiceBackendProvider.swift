@@ -34,7 +34,7 @@ struct SessionBus: Sendable {
 }
 
 /// Whether the Secret Service is usable, as the automatic choice and `secitem diagnose` see it.
-public struct SecretServiceStatus: Sendable {
+public struct SecItemSecretServiceStatus: Sendable {
     /// The bus address tried, if any.
     public var busAddress: String?
     /// Where the address came from, or why there is none.
@@ -76,22 +76,22 @@ public struct SecretServiceStatus: Sendable {
         return text
     }
 
-    private static let cache = Mutex<[String: SecretServiceStatus]>([:])
+    private static let cache = Mutex<[String: SecItemSecretServiceStatus]>([:])
 
     /// Probes once per process for a given bus and collection; later calls return the cached answer.
-    public static func probe(_ configuration: SecItemConfiguration) -> SecretServiceStatus {
+    public static func probe(_ configuration: SecItemConfiguration) -> SecItemSecretServiceStatus {
         probeAndOpen(configuration, open: false).status
     }
 
     /// ``probe(_:)``; with `open`, a first probe that finds the Secret Service usable
     /// also hands over a backend on the connection it opened (a cached answer does not).
     static func probeAndOpen(_ configuration: SecItemConfiguration, open: Bool)
-        -> (status: SecretServiceStatus, backend: SecretServiceBackend?)
+        -> (status: SecItemSecretServiceStatus, backend: SecretServiceBackend?)
     {
         let bus = SessionBus.locate(configuration.environment)
         let key = "\(bus.address ?? "")\u{0}\(configuration.collection ?? "")"
         if let cached = cache.withLock({ $0[key] }) { return (cached, nil) }
-        var status = SecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
+        var status = SecItemSecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
         var backend: SecretServiceBackend?
         if bus.address != nil {
             // The backend connects to the process's session bus (libsecret's rule);
@@ -110,7 +110,7 @@ public struct SecretServiceStatus: Sendable {
 
 /// The Secret Service backend's provider: the automatic choice's first pick when
 /// a session bus is reachable and a provider answers within the probe's bound.
-public struct SecretServiceBackendProvider: SecItemBackendProvider {
+public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
     public init() {}
 
     public var kind: BackendKind { .secretService }
@@ -127,12 +127,12 @@ public struct SecretServiceBackendProvider: SecItemBackendProvider {
     }
 
     public func probe(_ configuration: SecItemConfiguration) -> BackendAvailability {
-        let (status, backend) = SecretServiceStatus.probeAndOpen(configuration, open: true)
+        let (status, backend) = SecItemSecretServiceStatus.probeAndOpen(configuration, open: true)
         return BackendAvailability(usable: status.isUsable, summary: status.summary, opened: backend)
     }
 
     public func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability {
-        let status = SecretServiceStatus.probe(configuration)
+        let status = SecItemSecretServiceStatus.probe(configuration)
         var notes = [status.busAddress.map { "bus: \($0) (from \(status.busSource))" } ?? "bus: none (\(status.busSource))"]
         notes.append(status.summary)
         if status.busAddress != nil {

@@ -3,7 +3,7 @@ import SecItemSQLite
 import Foundation
 
 /// The encrypted file backend's provider: the automatic choice's fallback.
-public struct FileBackendProvider: SecItemBackendProvider {
+public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public init() {}
 
     public var kind: BackendKind { .file }

@@ -4,7 +4,7 @@ public import SecItemMemory
 /// The memory backend's provider: `SECITEM_BACKEND=memory` gives one store per
 /// process, so that every client in the process sees the same items. Never
 /// chosen automatically.
-public struct MemoryBackendProvider: SecItemBackendProvider {
+public struct SecItemMemoryBackendProvider: SecItemBackendProvider {
     public init() {}
 
     public var kind: BackendKind { .memory }

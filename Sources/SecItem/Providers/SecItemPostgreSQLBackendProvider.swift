@@ -5,7 +5,7 @@ import SecItemPostgreSQL
 /// `backend = postgresql`) opens the keychain shared through the server that
 /// `postgresql-url` / `SECITEM_POSTGRESQL_URL` and the `PG*` variables name.
 /// Never chosen automatically: a shared store is an operator's decision.
-public struct PostgreSQLBackendProvider: SecItemBackendProvider {
+public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
     public init() {}
 
     public var kind: BackendKind { .postgresql }
