@@ -130,6 +130,7 @@ let package = Package(
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(name: "KeychainHelperExample", dependencies: ["SecItem"], path: "Examples/KeychainHelperExample"),
+        .executableTarget(name: "BiometricSaveExample", dependencies: ["SecItem"], path: "Examples/BiometricSaveExample"),
         .executableTarget(name: "SwiftNativeExample", dependencies: ["SecItemKeychain"], path: "Examples/SwiftNativeExample"),
 
         // MARK: Benchmarks

@@ -84,3 +84,70 @@ struct BenchmarkHarnessTests {
         #expect((hit["median_ns"] as? Int ?? 0) > 0)
     }
 }
+
+/// The seeds' biometric-save example, ported with only its import changed: it stores the
+/// item, and reading it goes through polkit (the mock of scripts/with-system-bus).
+@Suite("Biometric-save example")
+struct BiometricSaveExampleTests {
+    static func requireSystemBus() throws {
+        try #require(
+            ProcessInfo.processInfo.environment["SECITEM_TEST_SYSTEM_BUS"] == "1",
+            "needs the private system bus with mock polkit and logind: run scripts/test (scripts/with-system-bus)")
+    }
+
+    /// How many CheckAuthorization calls the mock polkit received for `action`, with the example's prompt.
+    static func checks(of action: String) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
+        process.arguments = [
+            "call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
+            "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.GetMethodCalls",
+            "CheckAuthorization",
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // Each call's arguments follow its action id; its details carry the prompt.
+        return output.components(separatedBy: "'\(action)'").dropFirst()
+            .filter { $0.prefix(while: { $0 != "]" }).contains("'polkit.message': 'Confirm it is you to pay with card 4242'") }
+            .count
+    }
+
+    @Test("it saves the token, and reading it asks polkit with the example's prompt", arguments: ["memory", "file"])
+    func readsThroughPolkit(backend: String) throws {
+        try Self.requireSystemBus()
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-biometric-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let base = [
+            "SECITEM_BACKEND": backend, "XDG_DATA_HOME": home.appendingPathComponent("data").path,
+            "XDG_CONFIG_HOME": home.appendingPathComponent("config").path, "XDG_SESSION_ID": "unlocked",
+        ]
+        let allow = "org.secitem.test.allow.\(UUID().uuidString.lowercased())"
+        var (status, output) = try ExamplePrograms.run(
+            "BiometricSaveExample", environment: base.merging(["SECITEM_POLKIT_ACTION": allow]) { $1 })
+        #expect(status == 0, "output:\n\(output)")
+        #expect(output.contains("saved the payment token"))
+        #expect(output.contains("item present without asking: true"))
+        #expect(output.contains("read the payment token after authentication"))
+        #expect(try Self.checks(of: allow) == 1, "polkit was asked once, with the prompt")
+
+        let outcomes = [("deny", "errSecAuthFailed"), ("dismiss", "errSecUserCanceled"), ("noagent", "errSecInteractionNotAllowed")]
+        for (outcome, name) in outcomes {
+            let action = "org.secitem.test.\(outcome).\(UUID().uuidString.lowercased())"
+            (status, output) = try ExamplePrograms.run(
+                "BiometricSaveExample", environment: base.merging(["SECITEM_POLKIT_ACTION": action]) { $1 })
+            #expect(status == 2, "\(outcome): \(output)")
+            #expect(output.contains(name) && !output.contains("tok_visa"), "\(outcome): \(output)")
+            #expect(try Self.checks(of: action) == 1)
+        }
+        // WhenPasscodeSetThisDeviceOnly: a locked session refuses before anyone is asked.
+        let locked = "org.secitem.test.allow.\(UUID().uuidString.lowercased())"
+        (status, output) = try ExamplePrograms.run(
+            "BiometricSaveExample",
+            environment: base.merging(["SECITEM_POLKIT_ACTION": locked, "XDG_SESSION_ID": "locked"]) { $1 })
+        #expect(status == 2 && output.contains("errSecInteractionNotAllowed"), "\(output)")
+        #expect(try Self.checks(of: locked) == 0)
+    }
+}
