@@ -238,7 +238,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "CSecItemSQLite3", "SecItemTestSupport"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport"],
             path: "Tests/CLITests"
         ),
     ]
