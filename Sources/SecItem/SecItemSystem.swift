@@ -34,6 +34,35 @@ public enum SecItemSystem {
         state.withLock { $0 = nil }
     }
 
+    /// Sets this program's application identifier, its default access group (the
+    /// counterpart of an Apple app's bundle identifier), in the code layer of the
+    /// process configuration: ahead of `SECITEM_APPLICATION_ID` and the config file.
+    /// Call it once at start-up, before the first keychain call:
+    ///
+    /// ```swift
+    /// try SecItemSystem.bootstrap(applicationIdentifier: "com.example.app")
+    /// ```
+    ///
+    /// Access groups listed explicitly (`SECITEM_ACCESS_GROUPS`, `access-groups`)
+    /// still name every group the process is entitled to. Other code settings given
+    /// to ``bootstrap(configuration:)`` are kept; the backend is chosen again on the next call.
+    /// - Throws: `errSecParam` when `identifier` is empty, holds a comma or a control
+    ///   character, or starts or ends with a space; nothing changes then.
+    public static func bootstrap(applicationIdentifier identifier: String) throws(SecItemError) {
+        if let problem = ApplicationIdentifier.problem(with: identifier) {
+            throw SecItemError(errSecParam, "\(problem): '\(identifier)'")
+        }
+        var settings = SecItemConfiguration.process.code
+        settings.applicationIdentifier = identifier
+        bootstrap(configuration: settings)
+    }
+
+    /// The application identifier of this process and where it came from.
+    /// - Throws: `errSecParam` when the one given explicitly is unusable.
+    public static func applicationIdentifier() throws(SecItemError) -> ApplicationIdentifier {
+        try SecItemConfiguration.process.resolvedApplicationIdentifier()
+    }
+
     /// The client the global functions use in the current task.
     /// - Throws: ``SecItemError`` when the default backend cannot be opened (for
     ///   example `errSecNotAvailable`, `errSecAuthFailed`), with the reason.
@@ -46,6 +75,8 @@ public enum SecItemSystem {
     public static func defaultClient() throws(SecItemError) -> SecItemClient {
         if let client = state.withLock({ $0 }) { return client }
         let configuration = SecItemConfiguration.process
+        // A bad SECITEM_APPLICATION_ID fails before any store is opened.
+        try configuration.checkApplicationIdentifier()
         let chosen = try SecItemBackendChoice.resolve(configuration: configuration)
         // Protected items ask logind and polkit on the system bus (SecItemPolkit).
         let client = SecItemClient(

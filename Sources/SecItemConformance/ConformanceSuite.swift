@@ -19,7 +19,7 @@ import Foundation
 public enum ConformanceSuite {
     /// Every case, in a stable order.
     public static var cases: [ConformanceCase] {
-        BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + InputCases.all
+        BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + GroupCases.all + InputCases.all
             + ValueCases.all + ConcurrencyCases.all + KeychainCases.all + AccessControlCases.all
     }
 

@@ -48,7 +48,13 @@ public struct ItemQuery: Sendable, Hashable {
     /// Equality constraints on attributes other than `agrp` and `sync`.
     public var attributes: [String: AttributeValue]
     /// The access groups searched: the one given, or every entitled group.
+    /// Ignored when ``coversEveryAccessGroup`` is true.
     public var accessGroups: Set<String>
+    /// The query covers items of every access group present in the store (an
+    /// operator tool's search that names no group). A backend narrowing its native
+    /// search by ``accessGroups`` must not do so when this is set; one that
+    /// ignores it finds nothing, never too much.
+    public var coversEveryAccessGroup = false
     /// Which synchronizable states are visible.
     public var synchronizable: SynchronizableFilter
     /// `kSecMatchCaseInsensitive`: string comparisons ignore case.
@@ -90,7 +96,7 @@ public struct ItemQuery: Sendable, Hashable {
     public func matches(_ item: StoredItem) -> Bool {
         if let itemClass, item.itemClass != itemClass { return false }
         if let persistentReferenceID, item.id != persistentReferenceID { return false }
-        guard accessGroups.contains(item.accessGroup) else { return false }
+        guard coversEveryAccessGroup || accessGroups.contains(item.accessGroup) else { return false }
         guard synchronizable.admits(item.isSynchronizable) else { return false }
         for (key, wanted) in attributes {
             guard let stored = item.attributes[key] else { return false }
@@ -116,7 +122,7 @@ public struct ItemQuery: Sendable, Hashable {
     /// building the array (a lookup by one key then allocates nothing for it).
     /// - Returns: `false`, without calling `body`, when the query does not pin the whole key.
     public func forEachPrimaryKeyCandidate(_ body: (PrimaryKey) -> Void) -> Bool {
-        guard let itemClass, !caseInsensitive, persistentReferenceID == nil else { return false }
+        guard let itemClass, !caseInsensitive, persistentReferenceID == nil, !coversEveryAccessGroup else { return false }
         let syncValues = synchronizable.storedValues
         if accessGroups.count == 1 {
             return PrimaryKey.forEachCandidate(

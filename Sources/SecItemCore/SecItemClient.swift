@@ -30,7 +30,8 @@ public struct SecItemClient: Sendable {
     /// - Parameters:
     ///   - backend: The store.
     ///   - accessGroups: The entitled groups; by default the process configuration's
-    ///     (``SecItemConfiguration/process``: code, `SECITEM_ACCESS_GROUPS`, the config file).
+    ///     (``SecItemConfiguration/process``: code, `SECITEM_ACCESS_GROUPS`, the config
+    ///     file, else the single group of the application identifier).
     public init(backend: any SecItemBackend, accessGroups: AccessGroups = SecItemConfiguration.process.accessGroups) {
         self.init(backend: backend, accessGroups: accessGroups, accessAuthority: HeadlessAccessAuthority())
     }
@@ -45,6 +46,13 @@ public struct SecItemClient: Sendable {
         self.backend = backend
         self.accessGroups = accessGroups
         self.accessAuthority = accessAuthority
+    }
+
+    /// Creates a client over `backend` for the application `applicationIdentifier`:
+    /// entitled to exactly its own group, as an Apple app without a
+    /// `keychain-access-groups` entitlement.
+    public init(backend: any SecItemBackend, applicationIdentifier: String) {
+        self.init(backend: backend, accessGroups: .application(applicationIdentifier))
     }
 
     // MARK: Throwing API
@@ -211,20 +219,25 @@ public struct SecItemClient: Sendable {
     }
 
     private func makeQuery(_ parsed: ParsedDictionary) throws(SecItemError) -> ItemQuery {
+        var query: ItemQuery
         if let (refClass, id) = parsed.persistentRef {
             guard parsed.itemClass == nil || parsed.itemClass == refClass else {
                 throw SecItemError(errSecItemNotFound, "the persistent reference is of another class")
             }
-            return ItemQuery(
+            query = ItemQuery(
                 itemClass: refClass, persistentReferenceID: id, accessGroups: accessGroups.groupSet,
                 synchronizable: .any, caseInsensitive: parsed.caseInsensitive,
                 allowsInteraction: parsed.allowsInteraction)
+        } else {
+            let groups: Set<String> = parsed.accessGroup.map { [$0] } ?? accessGroups.groupSet
+            query = ItemQuery(
+                itemClass: parsed.itemClass, attributes: parsed.attributes, accessGroups: groups,
+                synchronizable: parsed.synchronizable ?? .no, caseInsensitive: parsed.caseInsensitive,
+                allowsInteraction: parsed.allowsInteraction)
         }
-        let groups: Set<String> = parsed.accessGroup.map { [$0] } ?? accessGroups.groupSet
-        return ItemQuery(
-            itemClass: parsed.itemClass, attributes: parsed.attributes, accessGroups: groups,
-            synchronizable: parsed.synchronizable ?? .no, caseInsensitive: parsed.caseInsensitive,
-            allowsInteraction: parsed.allowsInteraction)
+        // An operator client's search that names no group covers every group.
+        query.coversEveryAccessGroup = accessGroups.coversEveryGroup && parsed.accessGroup == nil
+        return query
     }
 }
 

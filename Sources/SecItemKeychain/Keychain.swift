@@ -129,7 +129,7 @@ public struct Keychain: Sendable {
         accessibility: Accessibility = .afterFirstUnlock, synchronizable: Bool = false
     ) throws {
         let group = accessGroup ?? client.accessGroups.defaultGroup
-        guard client.accessGroups.groups.contains(group) else {
+        guard client.accessGroups.permits(group) else {
             throw SecItemError(errSecMissingEntitlement, "access group '\(group)' is not entitled")
         }
         self.client = client

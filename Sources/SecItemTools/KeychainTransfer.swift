@@ -18,6 +18,8 @@ public enum KeychainTransfer {
         public var serviceOrServer: String?
         /// The access groups to look in.
         public var accessGroups: Set<String>
+        /// Look in every access group present (an operator tool); ``accessGroups`` is then ignored.
+        public var coversEveryAccessGroup = false
         /// Whether items whose accessibility ends in `ThisDeviceOnly` are taken.
         public var includeThisDeviceOnly = false
 
@@ -65,8 +67,9 @@ public enum KeychainTransfer {
             }
             let valid = attributes.keys.allSatisfy { itemClass.attributeKeys.contains($0) }
             guard valid else { continue }
-            let query = ItemQuery(
+            var query = ItemQuery(
                 itemClass: itemClass, attributes: attributes, accessGroups: selection.accessGroups, synchronizable: .any)
+            query.coversEveryAccessGroup = selection.coversEveryAccessGroup
             let found: [StoredItem]
             do throws(SecItemError) {
                 found = try backend.fetch(matching: query, limit: nil)

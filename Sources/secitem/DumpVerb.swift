@@ -6,13 +6,14 @@ import SecItemTools
 enum DumpVerb {
     static let verb = Verb(
         "dump-keychain", summary: "List every item's attributes (and, with -d, its data).",
-        synopsis: "[-d] [--yes]",
+        synopsis: "[-G group] [-d] [--yes]",
         discussion: """
-            Items of every class in the access groups this process is entitled to are listed, oldest
-            first. -d also prints each item's data; it asks for confirmation on standard error and reads
+            Items of every class in every access group (only the group -G names, when given) are listed,
+            oldest first; each item's group is its "agrp" attribute. -d also prints each item's data; it asks for confirmation on standard error and reads
             the answer from standard input (y or yes), unless --yes is given.
             """,
         options: [
+            PasswordVerbs.accessGroupOption,
             OptionSpec("data", short: "d", .flag, help: "Also print each item's data (asks for confirmation)."),
             OptionSpec("yes", long: "yes", .flag, help: "Do not ask for confirmation before printing data."),
             TransferVerbs.skipDamagedOption,
@@ -38,6 +39,7 @@ enum DumpVerb {
                 kSecAttrSynchronizable as String: kSecAttrSynchronizableAny, kSecReturnAttributes as String: true,
             ]
             if withData { query[kSecReturnData as String] = true }
+            if let group = args.value("group") { query[kSecAttrAccessGroup as String] = group }
             let items: [[String: Any]]
             do throws(SecItemError) {
                 items = try client.copyMatchingItems(query) as? [[String: Any]] ?? []

@@ -10,14 +10,17 @@ enum PasswordVerbs {
         let isNumber: Bool
         let isFourCharCode: Bool
 
-        init(_ short: Character, _ attribute: String, _ valueName: String, _ help: String, number: Bool = false,
-             fourCharCode: Bool = false)
+        init(_ short: Character?, long: String? = nil, _ attribute: String, _ valueName: String, _ help: String,
+             number: Bool = false, fourCharCode: Bool = false)
         {
-            option = OptionSpec(attribute, short: short, valueName: valueName, help: help)
+            option = OptionSpec(attribute, short: short, long: long, valueName: valueName, help: help)
             self.attribute = attribute
             isNumber = number
             isFourCharCode = fourCharCode
         }
+
+        /// `-a`, or `--generic` for a flag with no short form.
+        var name: String { option.short.map { "-\($0)" } ?? "--\(option.long ?? attribute)" }
     }
 
     static let common: [AttributeFlag] = [
@@ -31,7 +34,8 @@ enum PasswordVerbs {
 
     static let generic: [AttributeFlag] = common + [
         AttributeFlag("s", "svce", "service", "Service name."),
-        AttributeFlag("G", "gena", "value", "Generic attribute (kSecAttrGeneric)."),
+        // macOS spells this -G; here -G is the access group (docs/cli.md).
+        AttributeFlag(nil, long: "generic", "gena", "value", "Generic attribute (kSecAttrGeneric)."),
     ]
 
     static let internet: [AttributeFlag] = common + [
@@ -42,6 +46,11 @@ enum PasswordVerbs {
         AttributeFlag("r", "ptcl", "protocol", "Protocol, a four-character code such as http, htps, ftp, ssh.", fourCharCode: true),
         AttributeFlag("t", "atyp", "type", "Authentication type, a four-character code such as dflt, http, form, ntlm.", fourCharCode: true),
     ]
+
+    /// `-G`/`--access-group`: the group an add targets, or the one a find or delete looks in.
+    static let accessGroupOption = OptionSpec(
+        "group", short: "G", long: "access-group", valueName: "group",
+        help: "The access group: where an add puts the item, the only group a find or delete looks in (default: every group; adds go to the default group).")
 
     static let passwordOption = OptionSpec(
         "password", short: "w", .optionalValue, valueName: "password",
@@ -69,12 +78,12 @@ enum PasswordVerbs {
             guard let value = args.value(flag.attribute) else { continue }
             if flag.isNumber {
                 guard let number = Int(value), number >= 0 else {
-                    throw CommandError(.usage, "-\(flag.option.short!) needs a non-negative number\(UsageError.notShown)")
+                    throw CommandError(.usage, "\(flag.name) needs a non-negative number\(UsageError.notShown)")
                 }
                 out[flag.attribute] = number
             } else if flag.isFourCharCode {
                 guard value.utf8.count <= 4, !value.isEmpty else {
-                    throw CommandError(.usage, "-\(flag.option.short!) needs a code of 1 to 4 bytes\(UsageError.notShown)")
+                    throw CommandError(.usage, "\(flag.name) needs a code of 1 to 4 bytes\(UsageError.notShown)")
                 }
                 out[flag.attribute] = value.padding(toLength: 4, withPad: " ", startingAt: 0)
             } else if flag.attribute == "gena" {
@@ -91,7 +100,7 @@ enum PasswordVerbs {
     }
 
     static func usageLine(_ flags: [AttributeFlag], extra: String) -> String {
-        flags.map { "[-\($0.option.short!) \($0.option.valueName)]" }.joined(separator: " ") + " " + extra
+        flags.map { "[\($0.name) \($0.option.valueName)]" }.joined(separator: " ") + " " + extra
     }
 
     /// The password `-w`, `-X` or `--raw` gives: `-w VALUE` (with a warning), `-X HEX`
@@ -123,17 +132,21 @@ enum PasswordVerbs {
     static func addVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
             name, summary: "Add \(article(noun)) \(noun) item.",
-            synopsis: usageLine(flags, extra: "[-w [password] | -X hex] [--raw] [-U]"),
+            synopsis: usageLine(flags, extra: "[-G group] [-w [password] | -X hex] [--raw] [-U]"),
             discussion: """
-                The item's password is empty unless -w gives one. With -U an existing item with the same \
+                The item's password is empty unless -w gives one. It goes to the access group -G names, else \
+                the default group (the first of SECITEM_ACCESS_GROUPS, else SECITEM_APPLICATION_ID, else \
+                \(Session.toolIdentifier)). With -U an existing item in that group with the same \
                 \(itemClass == kSecClassGenericPassword as String ? "account and service" : "account, server, protocol, port, path, domain and authentication type") \
-                is updated (its password only when -w is given); without it, adding one that exists fails (status 45).
+                is updated (its password only when -w is given); items in other groups are never touched. Without \
+                -U, adding one that exists fails (status 45).
 
                 Bytes: -w - from a pipe or file stores standard input minus exactly one trailing newline
                 (\\n; a \\r before it is kept); --raw stores it byte for byte; -X stores the bytes the hex
                 digits spell. So `find-generic-password -w | add-generic-password -w -` copies any secret exactly.
                 """,
             options: flags.map(\.option) + [
+                accessGroupOption,
                 passwordOption, hexPasswordOption, rawInputOption,
                 OptionSpec("update", short: "U", .flag, help: "Update the item if it already exists."),
             ]
@@ -145,6 +158,8 @@ enum PasswordVerbs {
             var item = given
             item[kSecClass as String] = itemClass
             item[kSecValueData as String] = secret ?? Data()
+            let group = args.value("group") ?? client.accessGroups.defaultGroup
+            item[kSecAttrAccessGroup as String] = group
             do throws(SecItemError) {
                 try client.addItem(item)
             } catch SecItemError.duplicateItem where args.has("update") {
@@ -152,6 +167,8 @@ enum PasswordVerbs {
                 let keyAttributes: Set<String> = itemClass == kSecClassGenericPassword as String
                     ? ["acct", "svce"] : ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"]
                 for key in keyAttributes { query[key] = given[key] ?? (key == "port" ? 0 as Any : "" as Any) }
+                // The primary key includes the group: only the item in the group the add targets.
+                query[kSecAttrAccessGroup as String] = group
                 var changes = given.filter { !keyAttributes.contains($0.key) }
                 if let secret { changes[kSecValueData as String] = secret }
                 if changes.isEmpty { return }
@@ -169,15 +186,17 @@ enum PasswordVerbs {
     static func findVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
             name, summary: "Find \(article(noun)) \(noun) item and print its attributes (or its password).",
-            synopsis: usageLine(flags, extra: "[-g] [-w | -x] [--raw]"),
+            synopsis: usageLine(flags, extra: "[-G group] [-g] [-w | -x] [--raw]"),
             discussion: """
                 The first item matching every given attribute is printed. As on macOS, -g writes the
                 password to standard error after the attributes, as `password: "..."`; -w writes only the
                 password to standard output: exactly the stored bytes, then one newline (--raw leaves the
                 newline out). -x writes the stored bytes as lowercase hexadecimal (then a newline), for
                 binary secrets; `add-generic-password -X` takes it back. Nothing secret is printed otherwise.
+                Every access group is searched unless -G names one.
                 """,
             options: flags.map(\.option) + [
+                accessGroupOption,
                 OptionSpec("showPassword", short: "g", .flag, help: "Show the password (on standard error) with the attributes."),
                 OptionSpec("onlyPassword", short: "w", .flag, help: "Print only the password, on standard output: the stored bytes and a newline."),
                 OptionSpec("hexPassword", short: "x", .flag, help: "Print only the password, as hexadecimal digits and a newline."),
@@ -187,6 +206,7 @@ enum PasswordVerbs {
             let args = session.arguments
             var query = try attributes(args, flags)
             query[kSecClass as String] = itemClass
+            if let group = args.value("group") { query[kSecAttrAccessGroup as String] = group }
             query[kSecMatchLimit as String] = kSecMatchLimitOne
             query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
             query[kSecReturnAttributes as String] = true
@@ -220,12 +240,16 @@ enum PasswordVerbs {
     static func deleteVerb(_ name: String, itemClass: String, flags: [AttributeFlag], noun: String) -> Verb {
         Verb(
             name, summary: "Delete \(article(noun)) \(noun) item.",
-            synopsis: usageLine(flags, extra: ""),
-            discussion: "As on macOS, the first item matching every given attribute is deleted and its attributes printed.",
-            options: flags.map(\.option)
+            synopsis: usageLine(flags, extra: "[-G group]"),
+            discussion: """
+                As on macOS, the first item matching every given attribute is deleted and its attributes printed.
+                Every access group is searched unless -G names one.
+                """,
+            options: flags.map(\.option) + [accessGroupOption]
         ) { (session: Session) throws(CommandError) in
             var query = try attributes(session.arguments, flags)
             query[kSecClass as String] = itemClass
+            if let group = session.arguments.value("group") { query[kSecAttrAccessGroup as String] = group }
             query[kSecMatchLimit as String] = kSecMatchLimitOne
             query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
             query[kSecReturnAttributes as String] = true

@@ -13,18 +13,17 @@ enum TransferVerbs {
         OptionSpec("acct", short: "a", valueName: "account", help: "Only items with this account."),
         OptionSpec("service", short: "s", valueName: "name", help: "Only generic passwords of this service and internet passwords of this server."),
         OptionSpec("labl", short: "l", valueName: "label", help: "Only items with this label."),
-        OptionSpec("group", long: "group", valueName: "group", help: "Only this access group (default: every entitled group)."),
+        OptionSpec("group", long: "group", valueName: "group", help: "Only this access group (default: every group in the store)."),
         OptionSpec("thisDevice", long: "include-this-device-only", .flag, help: "Also take items whose accessibility is …ThisDeviceOnly."),
     ]
 
     static func selection(_ args: ParsedArguments, environment: [String: String]) throws(CommandError) -> KeychainTransfer.Selection {
-        let entitled = SecItemConfiguration.resolve(environment: environment).accessGroups
-        var selection = KeychainTransfer.Selection(accessGroups: Set(entitled.groups))
+        // The operator sees every group; --group narrows.
+        var selection = KeychainTransfer.Selection(accessGroups: [])
+        selection.coversEveryAccessGroup = true
         if let group = args.value("group") {
-            guard entitled.groups.contains(group) else {
-                throw CommandError(.usage, "access group '\(group)' is not entitled (SECITEM_ACCESS_GROUPS or access-groups)")
-            }
             selection.accessGroups = [group]
+            selection.coversEveryAccessGroup = false
         }
         if let name = args.value("class") {
             guard let itemClass = ItemClass(rawValue: name), itemClass != .identity else {

@@ -20,6 +20,15 @@ struct Session: Sendable {
         try Self.client(environment: effectiveEnvironment)
     }
 
+    /// The command's own application identifier: where items added without -G go
+    /// when no group or application identifier is configured.
+    static let toolIdentifier = "org.secitem.cli"
+
+    /// The operator's entitlements: every group (docs/cli.md, "Access groups").
+    static func entitlements(_ configuration: SecItemConfiguration) throws(SecItemError) -> AccessGroups {
+        try configuration.operatorAccessGroups(toolIdentifier: toolIdentifier)
+    }
+
     /// Opens a named backend (for migrate), or the process choice when `name` is nil.
     static func client(environment: [String: String], backend name: String? = nil) throws(CommandError)
         -> SecItemClient
@@ -29,7 +38,7 @@ struct Session: Sendable {
         do {
             let choice = try SecItemBackendChoice.resolve(environment: env)
             return SecItemClient(
-                backend: choice.backend, accessGroups: choice.configuration.accessGroups,
+                backend: choice.backend, accessGroups: try entitlements(choice.configuration),
                 accessAuthority: PolkitAccessAuthority.processDefault)
         } catch {
             let which = env["SECITEM_BACKEND"].map { "the \($0) backend" } ?? "the keychain"

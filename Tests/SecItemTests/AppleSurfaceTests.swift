@@ -115,7 +115,10 @@ struct ConfigurationTests {
     @Test("SECITEM_ACCESS_GROUPS sets the entitled groups; the first is the default")
     func accessGroups() {
         #expect(AccessGroups.fromEnvironment(["SECITEM_ACCESS_GROUPS": "a, b,,a"]).groups == ["a", "b"])
-        #expect(AccessGroups.fromEnvironment([:]).groups == [AccessGroups.defaultGroupName])
+        // Nothing configured: exactly one group, the application identifier.
+        #expect(AccessGroups.fromEnvironment(["SECITEM_APPLICATION_ID": "com.example.t"]).groups == ["com.example.t"])
+        let derived = AccessGroups.fromEnvironment([:]).groups
+        #expect(derived.count == 1 && derived[0].hasPrefix(ApplicationIdentifier.executablePrefix), "\(derived)")
         #expect(AccessGroups.fromEnvironment(["SECITEM_ACCESS_GROUPS": "x,y"]).defaultGroup == "x")
     }
 

@@ -33,7 +33,9 @@ struct ResolvedConfigurationTests {
         #expect(noCode.file == "/from/file")
         let defaults = SecItemConfiguration.resolve(environment: ["HOME": "/h", "SECITEM_CONFIG": "none"])
         #expect(defaults.backend == nil && defaults.backendOrigin == .defaults)
-        #expect(defaults.accessGroups.groups == [AccessGroups.defaultGroupName])
+        // Nothing configured: exactly one group, the application identifier (here derived from the executable).
+        #expect(defaults.accessGroups.groups == [defaults.applicationIdentifier.value])
+        #expect(defaults.applicationIdentifier.source == .executable)
         #expect(defaults.probeTimeout == .milliseconds(800))
     }
 

@@ -534,7 +534,7 @@ final class Session {
         }
         guard let itemClass = query.itemClass else { return plan }
         plan.conditions.append("i.class = \(placeholder(.text(itemClass.rawValue), "text"))")
-        if query.accessGroups.isEmpty { return nil }
+        if query.accessGroups.isEmpty && !query.coversEveryAccessGroup { return nil }
         if let candidates = query.primaryKeyCandidates, !candidates.isEmpty, candidates.count <= 64 {
             var list: [String] = []
             for candidate in candidates { list.append(placeholder(.bytes(try codec.primaryKeyMAC(candidate)), "bytea")) }
@@ -542,7 +542,7 @@ final class Session {
             plan.byPrimaryKey = true
             return plan
         }
-        if query.accessGroups.count <= 16 {
+        if !query.coversEveryAccessGroup && query.accessGroups.count <= 16 {
             var list: [String] = []
             for group in query.accessGroups.sorted() {
                 list.append(placeholder(.bytes(try codec.accessGroupMAC(itemClass, group)), "bytea"))

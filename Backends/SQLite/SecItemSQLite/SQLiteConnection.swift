@@ -585,8 +585,8 @@ final class SQLiteConnection {
         if let itemClass = query.itemClass {
             conditions.append("class = ?")
             binds.append(.text(itemClass.rawValue))
-            if query.accessGroups.isEmpty { return nil }
-            if query.accessGroups.count <= 16 {
+            if query.accessGroups.isEmpty && !query.coversEveryAccessGroup { return nil }
+            if !query.coversEveryAccessGroup && query.accessGroups.count <= 16 {
                 let groups = query.accessGroups.sorted()
                 conditions.append("h_agrp IN (\(groups.map { _ in "?" }.joined(separator: ", ")))")
                 for g in groups { binds.append(.bytes(try codec.accessGroupMAC(itemClass, g))) }
@@ -618,7 +618,9 @@ final class SQLiteConnection {
     /// The primary-key HMAC the query pins down, when it constrains every
     /// primary-key attribute (one access group, one sync state).
     private func primaryKeyMAC(of query: ItemQuery, _ itemClass: ItemClass) throws(SecItemError) -> [UInt8]? {
-        guard query.accessGroups.count == 1, let group = query.accessGroups.first, query.synchronizable != .any else {
+        guard !query.coversEveryAccessGroup, query.accessGroups.count == 1, let group = query.accessGroups.first,
+            query.synchronizable != .any
+        else {
             return nil
         }
         var attributes = query.attributes

@@ -214,7 +214,7 @@ enum ItemCodec {
         if let namespace { out[Reserved.namespace] = namespace }
         if let cls = query.itemClass { out[Reserved.itemClass] = cls.rawValue }
         if let id = query.persistentReferenceID { out[Reserved.uuid] = id.uuidString }
-        if query.accessGroups.count == 1, let group = query.accessGroups.first {
+        if !query.coversEveryAccessGroup, query.accessGroups.count == 1, let group = query.accessGroups.first {
             out[readableName("agrp")] = text(.string(group), key: "agrp").text
         }
         switch query.synchronizable {

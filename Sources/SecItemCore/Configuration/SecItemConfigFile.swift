@@ -13,9 +13,10 @@ import Foundation
 /// | `passphrase-file` | `SECITEM_PASSPHRASE_FILE` | a file holding the passphrase (0600, owned by the user) |
 /// | `key-source` | `SECITEM_KEY_SOURCE` | `key-file`, `passphrase` or `automatic` |
 /// | `collection` | `SECITEM_COLLECTION` | the Secret Service collection (alias or object path) |
-/// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` |
+/// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` (the first is the default) |
 /// | `postgresql-url` | `SECITEM_POSTGRESQL_URL` | the PostgreSQL backend's libpq URI or `key=value` string (password in `~/.pgpass`) |
 /// | `postgresql-schema` | `SECITEM_POSTGRESQL_SCHEMA` | the PostgreSQL backend's schema; default `secitem` |
+/// | `application-id` | `SECITEM_APPLICATION_ID` | the application identifier (``ApplicationIdentifier``) |
 ///
 /// `SECITEM_CONFIG` names another file; `SECITEM_CONFIG=none` ignores the file.
 /// The file never holds a secret itself: passphrases come from `passphrase-file`.
@@ -31,6 +32,7 @@ public struct SecItemConfigFile: Sendable, Equatable {
         ("access-groups", "SECITEM_ACCESS_GROUPS"),
         ("postgresql-url", "SECITEM_POSTGRESQL_URL"),
         ("postgresql-schema", "SECITEM_POSTGRESQL_SCHEMA"),
+        ("application-id", "SECITEM_APPLICATION_ID"),
     ]
 
     /// Where the file is (or would be); `nil` when no home is known or `SECITEM_CONFIG=none`.

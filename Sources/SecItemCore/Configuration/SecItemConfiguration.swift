@@ -44,12 +44,15 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         public var postgresqlURL: String?
         /// The PostgreSQL backend's schema.
         public var postgresqlSchema: String?
+        /// The application identifier (``ApplicationIdentifier``): the default access
+        /// group when ``accessGroups`` lists none.
+        public var applicationIdentifier: String?
 
         public init(
             backend: BackendKind? = nil, file: String? = nil, keyFile: String? = nil, passphraseFile: String? = nil,
             keySource: String? = nil, passphrase: Passphrase? = nil, collection: String? = nil,
             accessGroups: [String]? = nil, probeTimeout: Duration? = nil, postgresqlURL: String? = nil,
-            postgresqlSchema: String? = nil
+            postgresqlSchema: String? = nil, applicationIdentifier: String? = nil
         ) {
             self.backend = backend
             self.file = file
@@ -62,6 +65,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.probeTimeout = probeTimeout
             self.postgresqlURL = postgresqlURL
             self.postgresqlSchema = postgresqlSchema
+            self.applicationIdentifier = applicationIdentifier
         }
 
         /// What the environment says; unset and empty variables say nothing, except
@@ -78,7 +82,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
                 keySource: value(Variable.keySource), passphrase: env[Variable.passphrase].map(Passphrase.init),
                 collection: value(Variable.collection), accessGroups: value(Variable.accessGroups).map(Self.groups),
                 probeTimeout: value(Variable.probeTimeout).flatMap(Self.probeTimeout),
-                postgresqlURL: value(Variable.postgresqlURL), postgresqlSchema: value(Variable.postgresqlSchema))
+                postgresqlURL: value(Variable.postgresqlURL), postgresqlSchema: value(Variable.postgresqlSchema),
+                applicationIdentifier: value(Variable.applicationIdentifier))
         }
 
         /// What the config file says.
@@ -92,7 +97,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
                 backend: value("backend").map(BackendKind.init(rawValue:)), file: value("file"),
                 keyFile: value("key-file"), passphraseFile: value("passphrase-file"), keySource: value("key-source"),
                 collection: value("collection"), accessGroups: value("access-groups").map(Self.groups),
-                postgresqlURL: value("postgresql-url"), postgresqlSchema: value("postgresql-schema"))
+                postgresqlURL: value("postgresql-url"), postgresqlSchema: value("postgresql-schema"),
+                applicationIdentifier: value("application-id"))
         }
 
         static func groups(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
@@ -133,6 +139,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         public static let collection = "SECITEM_COLLECTION"
         public static let accessGroups = "SECITEM_ACCESS_GROUPS"
         public static let probeTimeout = "SECITEM_PROBE_TIMEOUT"
+        public static let applicationIdentifier = "SECITEM_APPLICATION_ID"
         public static let config = "SECITEM_CONFIG"
         public static let postgresqlURL = "SECITEM_POSTGRESQL_URL"
         public static let postgresqlSchema = "SECITEM_POSTGRESQL_SCHEMA"
@@ -175,8 +182,58 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     public let passphrase: Passphrase?
     /// The Secret Service collection, when given.
     public var collection: String? { setting(\.collection)?.value }
-    /// The entitled access groups (the default group when none are configured).
-    public var accessGroups: AccessGroups { AccessGroups(setting(\.accessGroups)?.value ?? []) }
+    /// The entitled access groups: those listed (code, `SECITEM_ACCESS_GROUPS`,
+    /// `access-groups`; the first is the default), else exactly one, the
+    /// ``applicationIdentifier``, as on Apple platforms.
+    public var accessGroups: AccessGroups {
+        if let listed = listedAccessGroups { return AccessGroups(listed) }
+        return .application(applicationIdentifier.value)
+    }
+
+    /// The groups listed explicitly, when any non-blank one is.
+    private var listedAccessGroups: [String]? {
+        guard let groups = setting(\.accessGroups)?.value,
+            groups.contains(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
+        else { return nil }
+        return groups
+    }
+
+    /// The application identifier: code, `SECITEM_APPLICATION_ID`, `application-id`,
+    /// then the bundle, `FLATPAK_ID`, the executable (``ApplicationIdentifier``). An
+    /// unusable explicit one is passed over here; ``checkApplicationIdentifier()``
+    /// reports it.
+    public var applicationIdentifier: ApplicationIdentifier {
+        if let id = try? resolvedApplicationIdentifier() { return id }
+        var env = environment
+        env[Variable.applicationIdentifier] = nil
+        return (try? ApplicationIdentifier.process(environment: env))
+            ?? ApplicationIdentifier(ApplicationIdentifier.derived(fromExecutable: nil), source: .executable)
+    }
+
+    /// The application identifier, or `errSecParam` naming the setting when the one
+    /// given explicitly cannot be one (empty, a comma, a control character).
+    public func resolvedApplicationIdentifier() throws(SecItemError) -> ApplicationIdentifier {
+        try ApplicationIdentifier.process(
+            code: code.applicationIdentifier, environment: environment, configFile: fileSettings.applicationIdentifier)
+    }
+
+    /// Throws when the access groups come from the application identifier and the
+    /// identifier given explicitly is unusable (what opening the process keychain checks).
+    public func checkApplicationIdentifier() throws(SecItemError) {
+        if listedAccessGroups == nil { _ = try resolvedApplicationIdentifier() }
+    }
+
+    /// The entitlements of an operator tool (the `secitem` command): every access
+    /// group, as Keychain Access on a Mac sees every item. Items added without a
+    /// group go to the first listed group, else to an application identifier given
+    /// explicitly (code, `SECITEM_APPLICATION_ID`, `application-id`), else to
+    /// `toolIdentifier`: never to one derived from the bundle, Flatpak or executable.
+    /// - Throws: `errSecParam` when the explicit application identifier is unusable.
+    public func operatorAccessGroups(toolIdentifier: String) throws(SecItemError) -> AccessGroups {
+        if let listed = listedAccessGroups { return .everyGroup(defaultGroup: AccessGroups(listed).defaultGroup) }
+        guard setting(\.applicationIdentifier) != nil else { return .everyGroup(defaultGroup: toolIdentifier) }
+        return .everyGroup(defaultGroup: try resolvedApplicationIdentifier().value)
+    }
     /// The bound on each step of the Secret Service probe; default 0.8 s.
     public var probeTimeout: Duration { setting(\.probeTimeout)?.value ?? .milliseconds(800) }
 
@@ -206,6 +263,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         case \Settings.probeTimeout: return Variable.probeTimeout
         case \Settings.postgresqlURL: return Variable.postgresqlURL
         case \Settings.postgresqlSchema: return Variable.postgresqlSchema
+        case \Settings.applicationIdentifier: return Variable.applicationIdentifier
         default: return "the environment"
         }
     }
