@@ -110,6 +110,9 @@ public enum KeychainTransfer {
 
     /// Adds `items` to `target` as they are, then reads each back and compares.
     ///
+    /// A backend-level copy (for migrating between stores): no entitlement checks.
+    /// A program importing an export file uses ``importItems(_:into:accessGroup:progress:)``.
+    ///
     /// Nothing is added when any item's primary key is already taken in `target`
     /// (`errSecDuplicateItem`, naming how many, and how many of those are these very
     /// items — the trace of an interrupted import or migration — which `resume`
@@ -197,6 +200,50 @@ public enum KeychainTransfer {
     public static func damagedRows(in backend: any SecItemBackend) throws(SecItemError) -> [String] {
         guard let file = backend as? SQLiteBackend else { return [] }
         return try file.verify().problems
+    }
+
+    /// Imports exported `items` through `client`, as a program may: each item keeps
+    /// its access group only when `client` is entitled to it (an operator client,
+    /// such as the `secitem` command's, is entitled to every group), or all go to
+    /// `accessGroup` when one is given. Then ``copy(_:into:resume:progress:)``: every item or none.
+    ///
+    /// Items remapped to another group are new items there: each gets a new
+    /// persistent reference (the exported one may still exist in its old group),
+    /// so a remapped import cannot be resumed.
+    /// - Parameter resume: As for ``copy(_:into:resume:progress:)``; not with `accessGroup`.
+    /// - Returns: The items as written, and how many were added (fewer only with `resume`).
+    /// - Throws: `errSecMissingEntitlement` naming the first item's group the client
+    ///   may not write (or `accessGroup` itself), with nothing written; `errSecParam`
+    ///   for `resume` with `accessGroup`; what ``copy(_:into:resume:progress:)`` throws.
+    @discardableResult
+    public static func importItems(
+        _ items: [StoredItem], into client: SecItemClient, accessGroup: String? = nil, resume: Bool = false,
+        progress: (Int) -> Void = { _ in }
+    ) throws(SecItemError) -> (written: [StoredItem], added: Int) {
+        if resume && accessGroup != nil {
+            throw SecItemError(
+                errSecParam, "an import into another access group makes new items, so it cannot be resumed; nothing was imported")
+        }
+        let entitled = client.accessGroups
+        var out = items
+        if let accessGroup {
+            guard entitled.permits(accessGroup) else {
+                throw SecItemError(
+                    errSecMissingEntitlement,
+                    "cannot import into access group '\(accessGroup)': this process is entitled only to \(entitled.groups.joined(separator: ", ")); nothing was imported")
+            }
+            out = items.map { item in
+                var attributes = item.attributes
+                attributes["agrp"] = .string(accessGroup)
+                return StoredItem(itemClass: item.itemClass, id: UUID(), attributes: attributes, data: item.data)
+            }
+        } else if let (index, item) = items.enumerated().first(where: { !entitled.permits($0.element.accessGroup) }) {
+            throw SecItemError(
+                errSecMissingEntitlement,
+                "item \(index + 1) of \(items.count) (\(item.itemClass.rawValue)) is in access group '\(item.accessGroup)', which this process is not entitled to (its groups: \(entitled.groups.joined(separator: ", "))); nothing was imported; import into one of its groups instead")
+        }
+        let added = try copy(out, into: client.backend, resume: resume, progress: progress)
+        return (out, added)
     }
 
     /// Deletes `items` (by identity) from `source`.

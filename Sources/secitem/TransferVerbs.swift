@@ -124,7 +124,7 @@ enum TransferVerbs {
 
     static let importVerb = Verb(
         "import", summary: "Add every item of an export file to the keychain.",
-        synopsis: "--input FILE [--plaintext] [--resume]",
+        synopsis: "--input FILE [--plaintext] [--resume] [--access-group GROUP]",
         discussion: """
             The whole file is read and checked first: a wrong passphrase (status 51), or a damaged,
             truncated or foreign file (status 1), imports nothing. A plaintext (JSON) export is imported
@@ -133,13 +133,15 @@ enum TransferVerbs {
             all or nothing even if the process is killed; elsewhere undone on failure — and each is read
             back and compared. If any item already exists, nothing is imported (status 45); when those
             are this file's own items (an import that was killed part-way on the Secret Service),
-            --resume adds the rest. The passphrase comes from SECITEM_EXPORT_PASSPHRASE, a prompt, or
-            standard input.
+            --resume adds the rest. Each item keeps its access group, unless --access-group puts every
+            item in one group (as new items: each gets a new persistent reference; such an import cannot
+            be resumed). The passphrase comes from SECITEM_EXPORT_PASSPHRASE, a prompt, or standard input.
             """,
         options: [
             OptionSpec("input", short: "i", long: "input", valueName: "file", help: "The export file to read."),
             OptionSpec("plaintext", long: "plaintext", .flag, help: "Accept a plaintext (JSON) export file."),
             OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted import: skip items already there with the same identity and contents."),
+            OptionSpec("group", short: "G", long: "access-group", valueName: "group", help: "Import every item into this access group instead of its own."),
         ]
     ) { (session: Session) throws(CommandError) in
         guard let input = session.arguments.value("input") else { throw CommandError(.usage, "--input FILE is required") }
@@ -169,7 +171,9 @@ enum TransferVerbs {
         var progress = Progress("import", total: items.count)
         let added: Int
         do throws(SecItemError) {
-            added = try KeychainTransfer.copy(items, into: client.backend, resume: session.arguments.has("resume")) { progress.update($0) }
+            added = try KeychainTransfer.importItems(
+                items, into: client, accessGroup: session.arguments.value("group"), resume: session.arguments.has("resume")
+            ) { progress.update($0) }.added
         } catch {
             progress.finish()
             throw CommandError(error, context: "cannot import into the \(client.backend.name) keychain")

@@ -91,7 +91,7 @@ struct Verb: Sendable {
 }
 
 enum Command {
-    static let verbs: [Verb] = PasswordVerbs.all + [DumpVerb.verb, DiagnoseVerb.verb] + TransferVerbs.all + FileVerbs.all
+    static let verbs: [Verb] = PasswordVerbs.all + [DumpVerb.verb, GroupVerbs.setAccessGroup, DiagnoseVerb.verb] + TransferVerbs.all + FileVerbs.all
 
     static var overview: String {
         var out = """
