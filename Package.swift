@@ -238,9 +238,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport", "SecItemAppHelper"],
             path: "Tests/CLITests"
         ),
+        // A program with default settings, copied under several names by CLITests
+        // (per-application access groups across real processes).
+        .executableTarget(name: "SecItemAppHelper", dependencies: ["SecItem"], path: "Tests/AppHelperProcess"),
     ]
 )
 

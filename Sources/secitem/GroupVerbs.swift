@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 
 /// set-access-group: move items from one access group to another.
 enum GroupVerbs {

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemPolkit
 
 /// What every verb runs with: the environment (with the config file applied by
