@@ -177,6 +177,7 @@
 @_exported public import struct SecItemCore.SecItemConfiguration
 @_exported public import struct SecItemCore.SecItemConfigFile
 @_exported public import protocol SecItemCore.SecItemBackendProvider
+@_exported public import struct SecItemCore.SecItemApplicationIdentifier
 
 // MARK: SecItemClient.swift
 @_exported public import struct SecItemCore.SecItemClient

@@ -49,7 +49,7 @@ public enum SecItemSystem {
     /// - Throws: `errSecParam` when `identifier` is empty, holds a comma or a control
     ///   character, or starts or ends with a space; nothing changes then.
     public static func bootstrap(applicationIdentifier identifier: String) throws(SecItemError) {
-        if let problem = ApplicationIdentifier.problem(with: identifier) {
+        if let problem = SecItemApplicationIdentifier.problem(with: identifier) {
             throw SecItemError(errSecParam, "\(problem): '\(identifier)'")
         }
         var settings = SecItemConfiguration.process.code
@@ -59,7 +59,7 @@ public enum SecItemSystem {
 
     /// The application identifier of this process and where it came from.
     /// - Throws: `errSecParam` when the one given explicitly is unusable.
-    public static func applicationIdentifier() throws(SecItemError) -> ApplicationIdentifier {
+    public static func applicationIdentifier() throws(SecItemError) -> SecItemApplicationIdentifier {
         try SecItemConfiguration.process.resolvedApplicationIdentifier()
     }
 

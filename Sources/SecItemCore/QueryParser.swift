@@ -333,7 +333,7 @@ struct ParsedDictionary {
 /// `keychain-access-groups` entitlement. The first is where items go by default.
 ///
 /// With nothing configured a process is entitled to exactly one group, its
-/// ``ApplicationIdentifier``. Programs share items by listing the same group
+/// ``SecItemApplicationIdentifier``. Programs share items by listing the same group
 /// (`SECITEM_ACCESS_GROUPS=com.example.app,com.example.shared`).
 ///
 /// Access groups are a namespace against mistakes, not a security boundary: every

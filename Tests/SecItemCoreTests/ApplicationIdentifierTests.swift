@@ -8,8 +8,8 @@ struct ApplicationIdentifierTests {
     static func resolve(
         code: String? = nil, _ environment: [String: String] = [:], configFile: String? = nil, bundle: String? = nil,
         executable: String? = "/usr/local/bin/mytool"
-    ) throws(SecItemError) -> ApplicationIdentifier {
-        try ApplicationIdentifier.resolve(
+    ) throws(SecItemError) -> SecItemApplicationIdentifier {
+        try SecItemApplicationIdentifier.resolve(
             code: code, environment: environment, configFile: configFile, bundleIdentifier: bundle,
             executablePath: executable)
     }
@@ -18,35 +18,35 @@ struct ApplicationIdentifierTests {
     func order() throws {
         let env = ["SECITEM_APPLICATION_ID": "com.example.env", "FLATPAK_ID": "org.example.Flat"]
         #expect(try Self.resolve(code: "com.example.code", env, configFile: "com.example.file", bundle: "com.example.b")
-            == ApplicationIdentifier("com.example.code", source: .code))
+            == SecItemApplicationIdentifier("com.example.code", source: .code))
         #expect(try Self.resolve(env, configFile: "com.example.file", bundle: "com.example.b")
-            == ApplicationIdentifier("com.example.env", source: .environment))
+            == SecItemApplicationIdentifier("com.example.env", source: .environment))
         #expect(try Self.resolve(["FLATPAK_ID": "org.example.Flat"], configFile: "com.example.file", bundle: "com.example.b")
-            == ApplicationIdentifier("com.example.file", source: .configFile))
+            == SecItemApplicationIdentifier("com.example.file", source: .configFile))
         #expect(try Self.resolve(["FLATPAK_ID": "org.example.Flat"], bundle: "com.example.b")
-            == ApplicationIdentifier("com.example.b", source: .bundle))
-        #expect(try Self.resolve(["FLATPAK_ID": "org.example.Flat"]) == ApplicationIdentifier("org.example.Flat", source: .flatpak))
-        #expect(try Self.resolve() == ApplicationIdentifier("executable.mytool", source: .executable))
+            == SecItemApplicationIdentifier("com.example.b", source: .bundle))
+        #expect(try Self.resolve(["FLATPAK_ID": "org.example.Flat"]) == SecItemApplicationIdentifier("org.example.Flat", source: .flatpak))
+        #expect(try Self.resolve() == SecItemApplicationIdentifier("executable.mytool", source: .executable))
         // Empty values say nothing.
         #expect(try Self.resolve(code: "", ["SECITEM_APPLICATION_ID": "", "FLATPAK_ID": ""], configFile: "", bundle: "").source == .executable)
     }
 
     @Test("the derived name: the executable's file name only, unusual bytes replaced, never empty")
     func derived() {
-        #expect(ApplicationIdentifier.derived(fromExecutable: "/home/u/.build/debug/tool") == "executable.tool")
-        #expect(ApplicationIdentifier.derived(fromExecutable: "/usr/bin/tool") == "executable.tool", "stable across install paths")
-        #expect(ApplicationIdentifier.derived(fromExecutable: "/x/my tool,v2\n") == "executable.my_tool_v2_")
-        #expect(ApplicationIdentifier.derived(fromExecutable: "/x/naïve") == "executable.na_ve")
-        #expect(ApplicationIdentifier.derived(fromExecutable: nil) == "executable.unknown")
-        #expect(ApplicationIdentifier.derived(fromExecutable: "/") == "executable.unknown")
-        let long = ApplicationIdentifier.derived(fromExecutable: "/" + String(repeating: "a", count: 1000))
-        #expect(ApplicationIdentifier.problem(with: long) == nil, "a derived name is always usable")
+        #expect(SecItemApplicationIdentifier.derived(fromExecutable: "/home/u/.build/debug/tool") == "executable.tool")
+        #expect(SecItemApplicationIdentifier.derived(fromExecutable: "/usr/bin/tool") == "executable.tool", "stable across install paths")
+        #expect(SecItemApplicationIdentifier.derived(fromExecutable: "/x/my tool,v2\n") == "executable.my_tool_v2_")
+        #expect(SecItemApplicationIdentifier.derived(fromExecutable: "/x/naïve") == "executable.na_ve")
+        #expect(SecItemApplicationIdentifier.derived(fromExecutable: nil) == "executable.unknown")
+        #expect(SecItemApplicationIdentifier.derived(fromExecutable: "/") == "executable.unknown")
+        let long = SecItemApplicationIdentifier.derived(fromExecutable: "/" + String(repeating: "a", count: 1000))
+        #expect(SecItemApplicationIdentifier.problem(with: long) == nil, "a derived name is always usable")
     }
 
     @Test("an unusable explicit identifier is errSecParam naming its source; a bad bundle id or FLATPAK_ID is skipped")
     func unusable() throws {
         for bad in ["a,b", "tab\there", " padded", "x\u{7F}", String(repeating: "x", count: 256)] {
-            #expect(ApplicationIdentifier.problem(with: bad) != nil, "\(bad)")
+            #expect(SecItemApplicationIdentifier.problem(with: bad) != nil, "\(bad)")
             do {
                 _ = try Self.resolve(["SECITEM_APPLICATION_ID": bad])
                 Issue.record("accepted \(bad)")
@@ -94,7 +94,7 @@ struct ApplicationIdentifierTests {
         let env = ["XDG_CONFIG_HOME": root.path]
         let fromFile = SecItemConfiguration.resolve(environment: env)
         #expect(fromFile.problem == nil)
-        #expect(try fromFile.resolvedApplicationIdentifier() == ApplicationIdentifier("com.example.fromfile", source: .configFile))
+        #expect(try fromFile.resolvedApplicationIdentifier() == SecItemApplicationIdentifier("com.example.fromfile", source: .configFile))
         #expect(fromFile.accessGroups.groups == ["com.example.fromfile"])
         let overridden = SecItemConfiguration.resolve(environment: env.merging(["SECITEM_APPLICATION_ID": "com.example.env"]) { $1 })
         #expect(overridden.accessGroups.groups == ["com.example.env"])

@@ -118,7 +118,7 @@ struct ConfigurationTests {
         // Nothing configured: exactly one group, the application identifier.
         #expect(AccessGroups.fromEnvironment(["SECITEM_APPLICATION_ID": "com.example.t"]).groups == ["com.example.t"])
         let derived = AccessGroups.fromEnvironment([:]).groups
-        #expect(derived.count == 1 && derived[0].hasPrefix(ApplicationIdentifier.executablePrefix), "\(derived)")
+        #expect(derived.count == 1 && derived[0].hasPrefix(SecItemApplicationIdentifier.executablePrefix), "\(derived)")
         #expect(AccessGroups.fromEnvironment(["SECITEM_ACCESS_GROUPS": "x,y"]).defaultGroup == "x")
     }
 

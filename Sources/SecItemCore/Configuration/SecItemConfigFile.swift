@@ -16,7 +16,7 @@ import Foundation
 /// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` (the first is the default) |
 /// | `postgresql-url` | `SECITEM_POSTGRESQL_URL` | the PostgreSQL backend's libpq URI or `key=value` string (password in `~/.pgpass`) |
 /// | `postgresql-schema` | `SECITEM_POSTGRESQL_SCHEMA` | the PostgreSQL backend's schema; default `secitem` |
-/// | `application-id` | `SECITEM_APPLICATION_ID` | the application identifier (``ApplicationIdentifier``) |
+/// | `application-id` | `SECITEM_APPLICATION_ID` | the application identifier (``SecItemApplicationIdentifier``) |
 ///
 /// `SECITEM_CONFIG` names another file; `SECITEM_CONFIG=none` ignores the file.
 /// The file never holds a secret itself: passphrases come from `passphrase-file`.

@@ -44,7 +44,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         public var postgresqlURL: String?
         /// The PostgreSQL backend's schema.
         public var postgresqlSchema: String?
-        /// The application identifier (``ApplicationIdentifier``): the default access
+        /// The application identifier (``SecItemApplicationIdentifier``): the default access
         /// group when ``accessGroups`` lists none.
         public var applicationIdentifier: String?
 
@@ -199,21 +199,21 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// The application identifier: code, `SECITEM_APPLICATION_ID`, `application-id`,
-    /// then the bundle, `FLATPAK_ID`, the executable (``ApplicationIdentifier``). An
+    /// then the bundle, `FLATPAK_ID`, the executable (``SecItemApplicationIdentifier``). An
     /// unusable explicit one is passed over here; ``checkApplicationIdentifier()``
     /// reports it.
-    public var applicationIdentifier: ApplicationIdentifier {
+    public var applicationIdentifier: SecItemApplicationIdentifier {
         if let id = try? resolvedApplicationIdentifier() { return id }
         var env = environment
         env[Variable.applicationIdentifier] = nil
-        return (try? ApplicationIdentifier.process(environment: env))
-            ?? ApplicationIdentifier(ApplicationIdentifier.derived(fromExecutable: nil), source: .executable)
+        return (try? SecItemApplicationIdentifier.process(environment: env))
+            ?? SecItemApplicationIdentifier(SecItemApplicationIdentifier.derived(fromExecutable: nil), source: .executable)
     }
 
     /// The application identifier, or `errSecParam` naming the setting when the one
     /// given explicitly cannot be one (empty, a comma, a control character).
-    public func resolvedApplicationIdentifier() throws(SecItemError) -> ApplicationIdentifier {
-        try ApplicationIdentifier.process(
+    public func resolvedApplicationIdentifier() throws(SecItemError) -> SecItemApplicationIdentifier {
+        try SecItemApplicationIdentifier.process(
             code: code.applicationIdentifier, environment: environment, configFile: fileSettings.applicationIdentifier)
     }
 

@@ -25,7 +25,7 @@ import Synchronization
 /// `.build/debug/tool` and `/usr/local/bin/tool` are the same application) but two
 /// unrelated programs with the same file name share it; debug builds print a
 /// one-time warning recommending an explicit identifier, release builds never do.
-public struct ApplicationIdentifier: Sendable, Hashable, CustomStringConvertible {
+public struct SecItemApplicationIdentifier: Sendable, Hashable, CustomStringConvertible {
     /// Where an identifier came from.
     public enum Source: String, Sendable, Hashable {
         case code
@@ -96,25 +96,25 @@ public struct ApplicationIdentifier: Sendable, Hashable, CustomStringConvertible
         code: String? = nil, environment: [String: String], configFile: String? = nil,
         bundleIdentifier: @autoclosure () -> String?, executablePath: @autoclosure () -> String?,
         fallback: String? = nil
-    ) throws(SecItemError) -> ApplicationIdentifier {
+    ) throws(SecItemError) -> SecItemApplicationIdentifier {
         let explicit: [(String?, Source)] = [
             (code, .code), (environment["SECITEM_APPLICATION_ID"], .environment), (configFile, .configFile),
         ]
         for case (let value?, let source) in explicit where !value.isEmpty {
             if let problem = problem(with: value) {
-                throw SecItemError(errSecParam, "\(problem) (\(ApplicationIdentifier(value, source: source).sourceDescription))")
+                throw SecItemError(errSecParam, "\(problem) (\(SecItemApplicationIdentifier(value, source: source).sourceDescription))")
             }
-            return ApplicationIdentifier(value, source: source)
+            return SecItemApplicationIdentifier(value, source: source)
         }
-        if let fallback { return ApplicationIdentifier(fallback, source: .code) }
+        if let fallback { return SecItemApplicationIdentifier(fallback, source: .code) }
         // Lazily: reading the bundle touches the file system, and is rarely needed.
         if let value = bundleIdentifier(), !value.isEmpty, problem(with: value) == nil {
-            return ApplicationIdentifier(value, source: .bundle)
+            return SecItemApplicationIdentifier(value, source: .bundle)
         }
         if let value = environment["FLATPAK_ID"], !value.isEmpty, problem(with: value) == nil {
-            return ApplicationIdentifier(value, source: .flatpak)
+            return SecItemApplicationIdentifier(value, source: .flatpak)
         }
-        return ApplicationIdentifier(derived(fromExecutable: executablePath()), source: .executable)
+        return SecItemApplicationIdentifier(derived(fromExecutable: executablePath()), source: .executable)
     }
 
     /// `executable.<name>`: the executable's file name, bytes other than ASCII
@@ -139,7 +139,7 @@ public struct ApplicationIdentifier: Sendable, Hashable, CustomStringConvertible
     /// - Throws: what ``resolve(code:environment:configFile:bundleIdentifier:executablePath:)`` throws.
     public static func process(
         code: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment, configFile: String? = nil
-    ) throws(SecItemError) -> ApplicationIdentifier {
+    ) throws(SecItemError) -> SecItemApplicationIdentifier {
         let id = try resolve(
             code: code, environment: environment, configFile: configFile, bundleIdentifier: mainBundleIdentifier,
             executablePath: executablePath)
@@ -161,7 +161,7 @@ public struct ApplicationIdentifier: Sendable, Hashable, CustomStringConvertible
 
     private static let warned = Mutex(false)
 
-    private static func warnOnce(_ id: ApplicationIdentifier) {
+    private static func warnOnce(_ id: SecItemApplicationIdentifier) {
         #if DEBUG
         let first = warned.withLock { done in
             defer { done = true }
