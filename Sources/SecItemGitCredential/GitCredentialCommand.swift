@@ -132,6 +132,10 @@ public enum GitCredentialCommand {
         public var status: Int32 = 0
     }
 
+    /// The helper's application identifier, its access group unless `SECITEM_ACCESS_GROUPS`
+    /// or `SECITEM_APPLICATION_ID` (or the config file) says otherwise.
+    public static let applicationIdentifier = "org.secitem.git-credential"
+
     /// Runs one action on `input` with the keychain `environment` (and the options) select.
     ///
     /// - Parameter client: A keychain to use instead of the one the environment selects (tests).
@@ -160,7 +164,8 @@ public enum GitCredentialCommand {
             if let backend = options.backend { env["SECITEM_BACKEND"] = backend }
             do throws(SecItemError) {
                 let choice = try SecItemBackendChoice.resolve(environment: env)
-                var groups = choice.configuration.accessGroups.groups
+                // One identity for both entry points (git-credential-secitem, secitem credential-helper).
+                var groups = try choice.configuration.accessGroups(toolIdentifier: applicationIdentifier).groups
                 // On the Secret Service, also what git-credential-libsecret stored (read, erased in place).
                 if choice.backend is SecretServiceBackend { groups.append(SecretServiceBackend.foreignItemsAccessGroup) }
                 keychain = SecItemClient(backend: choice.backend, accessGroups: AccessGroups(groups))

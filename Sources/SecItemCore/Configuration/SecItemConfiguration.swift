@@ -223,16 +223,24 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         if listedAccessGroups == nil { _ = try resolvedApplicationIdentifier() }
     }
 
+    /// The entitlements of a tool with an identity of its own (the git credential
+    /// helper): the listed groups, else exactly one, the application identifier given
+    /// explicitly (code, `SECITEM_APPLICATION_ID`, `application-id`), else
+    /// `toolIdentifier`: never one derived from the bundle, Flatpak or executable, so
+    /// every entry point of the tool (and every name it is installed under) shares items.
+    /// - Throws: `errSecParam` when the explicit application identifier is unusable.
+    public func accessGroups(toolIdentifier: String) throws(SecItemError) -> AccessGroups {
+        if let listed = listedAccessGroups { return AccessGroups(listed) }
+        guard setting(\.applicationIdentifier) != nil else { return .application(toolIdentifier) }
+        return .application(try resolvedApplicationIdentifier().value)
+    }
+
     /// The entitlements of an operator tool (the `secitem` command): every access
     /// group, as Keychain Access on a Mac sees every item. Items added without a
-    /// group go to the first listed group, else to an application identifier given
-    /// explicitly (code, `SECITEM_APPLICATION_ID`, `application-id`), else to
-    /// `toolIdentifier`: never to one derived from the bundle, Flatpak or executable.
+    /// group go to the default group of ``accessGroups(toolIdentifier:)``.
     /// - Throws: `errSecParam` when the explicit application identifier is unusable.
     public func operatorAccessGroups(toolIdentifier: String) throws(SecItemError) -> AccessGroups {
-        if let listed = listedAccessGroups { return .everyGroup(defaultGroup: AccessGroups(listed).defaultGroup) }
-        guard setting(\.applicationIdentifier) != nil else { return .everyGroup(defaultGroup: toolIdentifier) }
-        return .everyGroup(defaultGroup: try resolvedApplicationIdentifier().value)
+        .everyGroup(defaultGroup: try accessGroups(toolIdentifier: toolIdentifier).defaultGroup)
     }
     /// The bound on each step of the Secret Service probe; default 0.8 s.
     public var probeTimeout: Duration { setting(\.probeTimeout)?.value ?? .milliseconds(800) }
