@@ -320,6 +320,31 @@ struct AccessGroupTests {
         #expect(try cli.run(["verify"], environment: env).status == 0, "the store is sound")
     }
 
+    @Test("upgrade: the wipe idiom as the first write to an earlier release's store deletes the program's items and upgrades the file",
+          arguments: ["keychain.db", "passphrase.db"])
+    func wipeAsFirstWrite(fixture: String) throws {
+        let cli = try CLI(backend: "file", bus: false)
+        defer { cli.remove() }
+        let db = try Self.fixture(fixture, to: cli.root.appendingPathComponent("store"))
+        var env: [String: String?] = ["SECITEM_FILE": db.path]
+        if fixture == "keychain.db" {
+            env["SECITEM_KEY_FILE"] = db.deletingLastPathComponent().appendingPathComponent("keychain.key").path
+        } else {
+            env["SECITEM_PASSPHRASE"] = "fixture passphrase"
+        }
+        let bin = cli.root.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let program = try AppProgram(named: "legacy", in: bin)
+        // A program that keeps the old behaviour (it lists 'default') signs out: a broad delete per class.
+        let legacy = env.merging(["SECITEM_ACCESS_GROUPS": "default"]) { $1 }
+        let wipe = try program.ok(["wipe"], cli, environment: legacy)
+        #expect(wipe == "genp 0\ninet 0\ncert \(errSecItemNotFound)\nkeys \(errSecItemNotFound)\n", "\(wipe)")
+        #expect(try program.ok(["dump"], cli, environment: legacy).isEmpty)
+        #expect(try cli.run(["find-generic-password", "-a", "carol", "-w"], environment: env).stdout == "shared-secret\n",
+                "the item in another group survives")
+        #expect(try cli.run(["verify"], environment: env).status == 0, "the store is sound (and upgraded)")
+    }
+
     @Test("set-access-group is all or nothing: a collision in the target group moves nothing", arguments: Store.allCases)
     func moveCollision(store: Store) throws {
         let cli = try store.cli()

@@ -142,6 +142,7 @@ final class SQLiteConnection {
             return result
         } catch {
             (header, kek, codec, commitment) = saved
+            rowSetChanged = false
             forgetState()
             throw error
         }
@@ -326,9 +327,11 @@ final class SQLiteConnection {
             .joined(separator: ", ")
     }
 
-    /// Decodes the current row of `stmt`.
+    /// Decodes the current row of `stmt`. Inside a write that has already changed
+    /// rows (the upgrade of a format-1 file, before the statement it runs for), rows
+    /// stamped with this write's version are its own, not copies from another file.
     private func decode(_ stmt: Statement) throws(SecItemError) -> RowCodec.Decoded {
-        try codec.decode(SelectedRow(stmt: stmt, hasVersion: format >= 2), maxVersion: commitment.generation)
+        try codec.decode(SelectedRow(stmt: stmt, hasVersion: format >= 2), maxVersion: rowSetChanged ? writeVersion : commitment.generation)
     }
 
     private func element(_ stmt: Statement, version: Int64) -> RowSetCommitment.Element? {
