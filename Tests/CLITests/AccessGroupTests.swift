@@ -1,13 +1,14 @@
 import Foundation
 import SecItem
 import SecItemMemory
+import SecItemTestSupport
 import SecItemTools
 import Testing
 
 /// Copies of SecItemAppHelper (Tests/AppHelperProcess): programs with default
 /// settings, each copy its own application because its name differs.
 struct AppProgram {
-    static let built: URL = CLI.executable.deletingLastPathComponent().appendingPathComponent("SecItemAppHelper")
+    static let built = URL(fileURLWithPath: (try? Executables.built("SecItemAppHelper")) ?? "SecItemAppHelper")
 
     let path: URL
 
@@ -21,25 +22,9 @@ struct AppProgram {
 
     /// Runs the program with `cli`'s environment (its private home, store and namespace) plus `extra`.
     func run(_ arguments: [String], _ cli: CLI, environment extra: [String: String?] = [:]) throws -> CLI.Result {
-        let process = Process()
-        process.executableURL = path
-        process.arguments = arguments
         var env = cli.environment
         for (key, value) in extra { env[key] = value }
-        process.environment = env
-        let id = UUID().uuidString
-        let out = cli.root.appendingPathComponent("app-out-\(id)"), err = cli.root.appendingPathComponent("app-err-\(id)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let stdout = (try? Data(contentsOf: out)) ?? Data(), stderr = (try? Data(contentsOf: err)) ?? Data()
-        return CLI.Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self), stdoutData: stdout)
+        return try ChildProcess.run(path.path, arguments, environment: env)
     }
 
     /// Runs and requires exit status 0.
@@ -242,7 +227,7 @@ struct AccessGroupTests {
             #expect(error.status == errSecMissingEntitlement)
         }
         // Remapped into its own group, it may.
-        let written = try KeychainTransfer.importItems(items, into: app, accessGroup: "com.example.x")
+        let written = try KeychainTransfer.importItems(items, into: app, accessGroup: "com.example.x").written
         #expect(written.allSatisfy { $0.accessGroup == "com.example.x" } && Set(written.map(\.id)).isDisjoint(with: items.map(\.id)))
         var count: AnyObject?
         #expect(app.copyMatching([kSecClass: kSecClassGenericPassword, kSecMatchLimit: kSecMatchLimitAll, kSecReturnAttributes: true] as CFDictionary, &count) == errSecSuccess)
