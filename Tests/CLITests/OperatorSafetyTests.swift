@@ -101,7 +101,8 @@ struct OperatorSafetyTests {
         #expect(resumed.stderr.contains("imported 1 items"))
         #expect(try Self.itemCount(cli) == 3)
         // --resume never takes over a different item holding the same key.
-        #expect(try cli.run(["add-generic-password", "-U", "-a", "acct-0", "-s", "bulk", "-w", "-"], stdin: "changed").status == 0)
+        // (-U updates only in the group the add targets: the export's items are in 'default'.)
+        #expect(try cli.run(["add-generic-password", "-U", "-a", "acct-0", "-s", "bulk", "-G", "default", "-w", "-"], stdin: "changed").status == 0)
         #expect(try cli.run(["import", "--plaintext", "--resume", "--input", file.path]).status == 45)
     }
 
