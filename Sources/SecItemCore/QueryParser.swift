@@ -378,8 +378,16 @@ public struct AccessGroups: Sendable, Hashable {
 
     /// Every group, for operator tools; items added without a group go to `defaultGroup`.
     public static func everyGroup(defaultGroup: String) -> AccessGroups {
-        let group = defaultGroup.trimmingCharacters(in: .whitespaces)
-        return AccessGroups(checked: [group.isEmpty ? processApplicationGroup() : group], coversEveryGroup: true)
+        everyGroup(listing: [defaultGroup])
+    }
+
+    /// Every group, for operator tools, keeping `groups` as the listed ones: the first
+    /// is where items added without a group go, and a backend that shows some items
+    /// only to a client naming their group (the Secret Service's foreign items) sees
+    /// them when it is listed.
+    public static func everyGroup(listing groups: [String]) -> AccessGroups {
+        let listed = AccessGroups(groups)
+        return AccessGroups(checked: listed.groups, coversEveryGroup: true)
     }
 
     /// Whether an item may be read or written in `group`.

@@ -237,10 +237,12 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
 
     /// The entitlements of an operator tool (the `secitem` command): every access
     /// group, as Keychain Access on a Mac sees every item. Items added without a
-    /// group go to the default group of ``accessGroups(toolIdentifier:)``.
+    /// group go to the default group of ``accessGroups(toolIdentifier:)``, whose
+    /// groups stay listed (so the Secret Service's foreign items are seen when
+    /// `org.secitem.foreign` is among them).
     /// - Throws: `errSecParam` when the explicit application identifier is unusable.
     public func operatorAccessGroups(toolIdentifier: String) throws(SecItemError) -> AccessGroups {
-        .everyGroup(defaultGroup: try accessGroups(toolIdentifier: toolIdentifier).defaultGroup)
+        .everyGroup(listing: try accessGroups(toolIdentifier: toolIdentifier).groups)
     }
     /// The bound on each step of the Secret Service probe; default 0.8 s.
     public var probeTimeout: Duration { setting(\.probeTimeout)?.value ?? .milliseconds(800) }
