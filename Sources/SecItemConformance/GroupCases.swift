@@ -10,7 +10,9 @@ enum GroupCases {
     static let shared = "com.example.conformance.shared"
 
     /// The four storable classes, as the iOS "sign out" idiom lists them.
-    static let storableClasses = [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassCertificate, kSecClassKey]
+    static let storableClasses = [
+        kSecClassGenericPassword as String, kSecClassInternetPassword as String, kSecClassCertificate as String, kSecClassKey as String,
+    ]
 
     /// Adds one item of every storable class with default settings (no group), data tagged with `tag`.
     static func addOneOfEach(_ client: SecItemClient, tag: String, _ c: ConformanceContext) throws {

@@ -9,7 +9,7 @@ enum GroupVerbs {
         synopsis: "--to GROUP [-G GROUP] [--class class] [-a account] [-s service] [-l label]",
         discussion: """
             Every item matching the selection (in every group, or only in the group -G names) is moved to
-            the group --to names: an Update of kSecAttrAccessGroup, so each item keeps its data,
+            the group --to names: an Update of kSecAttrAccessGroup as String, so each item keeps its data,
             attributes, creation date and persistent reference. For example, items an earlier version
             stored in the group 'default' become one program's own with
             `secitem set-access-group -G default --to com.example.app`.
@@ -27,7 +27,7 @@ enum GroupVerbs {
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
         guard let target = args.value("to"), !target.isEmpty else { throw CommandError(.usage, "--to GROUP is required") }
-        var classes = [kSecClassGenericPassword, kSecClassInternetPassword, kSecClassCertificate, kSecClassKey]
+        var classes = [kSecClassGenericPassword as String, kSecClassInternetPassword as String, kSecClassCertificate as String, kSecClassKey as String]
         if let name = args.value("class") {
             guard classes.contains(name) else {
                 throw CommandError(.usage, "--class must be genp, inet, cert or keys, not '\(name)'")
@@ -39,25 +39,27 @@ enum GroupVerbs {
         // What moves: each class's matching items, by group (the target's own are left alone).
         var batches: [(query: [String: Any], group: String, refs: [Data])] = []
         for itemClass in classes {
-            var query: [String: Any] = [kSecClass: itemClass, kSecAttrSynchronizable: kSecAttrSynchronizableAny]
-            if let account = args.value("acct") { query[kSecAttrAccount] = account }
-            if let label = args.value("labl") { query[kSecAttrLabel] = label }
+            var query: [String: Any] = [kSecClass as String: itemClass, kSecAttrSynchronizable as String: kSecAttrSynchronizableAny as String]
+            if let account = args.value("acct") { query[kSecAttrAccount as String] = account }
+            if let label = args.value("labl") { query[kSecAttrLabel as String] = label }
             if let name = args.value("service") {
-                switch itemClass {
-                case kSecClassGenericPassword: query[kSecAttrService] = name
-                case kSecClassInternetPassword: query[kSecAttrServer] = name
-                default: continue
+                if itemClass == kSecClassGenericPassword as String {
+                    query[kSecAttrService as String] = name
+                } else if itemClass == kSecClassInternetPassword as String {
+                    query[kSecAttrServer as String] = name
+                } else {
+                    continue
                 }
             }
-            if let group = args.value("group") { query[kSecAttrAccessGroup] = group }
+            if let group = args.value("group") { query[kSecAttrAccessGroup as String] = group }
             // A class without the attribute asked for has no matching item.
             let keys = ItemClass(rawValue: itemClass)?.attributeKeys ?? []
-            guard query.keys.allSatisfy({ $0 == kSecClass || $0 == kSecAttrSynchronizable || $0 == kSecAttrAccessGroup || keys.contains($0) })
+            guard query.keys.allSatisfy({ $0 == kSecClass as String || $0 == kSecAttrSynchronizable as String || $0 == kSecAttrAccessGroup as String || keys.contains($0) })
             else { continue }
             var search = query
-            search[kSecMatchLimit] = kSecMatchLimitAll
-            search[kSecReturnAttributes] = true
-            search[kSecReturnPersistentRef] = true
+            search[kSecMatchLimit as String] = kSecMatchLimitAll as String
+            search[kSecReturnAttributes as String] = true
+            search[kSecReturnPersistentRef as String] = true
             let found: [[String: Any]]
             do throws(SecItemError) {
                 found = try client.copyMatchingItems(search) as? [[String: Any]] ?? []
@@ -68,14 +70,14 @@ enum GroupVerbs {
             }
             var byGroup: [String: [Data]] = [:]
             for item in found {
-                guard let group = item[kSecAttrAccessGroup] as? String, group != target,
-                    let ref = item[kSecValuePersistentRef] as? Data
+                guard let group = item[kSecAttrAccessGroup as String] as? String, group != target,
+                    let ref = item[kSecValuePersistentRef as String] as? Data
                 else { continue }
                 byGroup[group, default: []].append(ref)
             }
             for (group, refs) in byGroup.sorted(by: { $0.key < $1.key }) {
                 var inGroup = query
-                inGroup[kSecAttrAccessGroup] = group
+                inGroup[kSecAttrAccessGroup as String] = group
                 batches.append((inGroup, group, refs))
             }
         }
@@ -87,13 +89,13 @@ enum GroupVerbs {
         var moved: [(group: String, refs: [Data])] = []
         for batch in batches {
             do throws(SecItemError) {
-                try client.updateItems(batch.query, [kSecAttrAccessGroup: target])
+                try client.updateItems(batch.query, [kSecAttrAccessGroup as String: target])
                 moved.append((batch.group, batch.refs))
             } catch {
                 var restored = 0
                 for (group, refs) in moved.reversed() {
                     for ref in refs {
-                        if (try? client.updateItems([kSecValuePersistentRef: ref], [kSecAttrAccessGroup: group])) != nil {
+                        if (try? client.updateItems([kSecValuePersistentRef as String: ref], [kSecAttrAccessGroup as String: group])) != nil {
                             restored += 1
                         }
                     }
