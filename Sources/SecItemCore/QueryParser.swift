@@ -42,8 +42,8 @@ public struct ReturnFlags: Sendable, Hashable {
     var count: Int { (data ? 1 : 0) + (attributes ? 1 : 0) + (ref ? 1 : 0) + (persistentRef ? 1 : 0) }
 }
 
-/// Which call a dictionary belongs to; the rules differ per call (contract §4, §5).
-enum Role {
+/// Which call a dictionary or request belongs to; the rules differ per call (contract §4, §5).
+package enum Role: Sendable {
     case add
     case search
     /// The search query of SecItemUpdate or SecItemDelete: kSecMatch…/kSecReturn…/
@@ -53,34 +53,81 @@ enum Role {
     case changes
 }
 
-/// A query dictionary parsed into typed values; every errSecParam, errSecNoSuchAttr,
-/// errSecNoSuchClass and errSecMissingEntitlement is decided while building it.
-struct ParsedDictionary {
-    var itemClass: ItemClass?
-    var persistentRef: (ItemClass, UUID)?
+/// One SecItem request in types: what the dictionary parser makes of a query
+/// dictionary, and what the typed layer (`Keychain`, tools) builds directly, so
+/// that neither round-trips through `[String: Any]`.
+///
+/// The parser decides every errSecParam, errSecNoSuchAttr and errSecNoSuchClass
+/// while building one. The checks that bind every request whoever built it —
+/// entitlement to the access group, the size limits — are ``validate(_:entitlements:)``,
+/// which ``SecItemClient``'s typed entry points run (the dictionary API goes
+/// through them too); the access-control gate runs when data is released.
+package struct ItemRequest: Sendable {
+    package var itemClass: ItemClass?
+    package var persistentRef: (ItemClass, UUID)?
     /// Attribute values, `agrp` and `sync` excluded.
-    var attributes: [String: AttributeValue] = [:]
-    var accessGroup: String?
-    var synchronizable: SynchronizableFilter?
-    var data: Data?
-    var limit: MatchLimit = .unspecified
-    var returns = ReturnFlags()
-    var caseInsensitive = false
-    var allowsInteraction = false
+    package var attributes: [String: AttributeValue] = [:]
+    package var accessGroup: String?
+    package var synchronizable: SynchronizableFilter?
+    package var data: Data?
+    package var limit: MatchLimit = .unspecified
+    package var returns = ReturnFlags()
+    package var caseInsensitive = false
+    package var allowsInteraction = false
     /// `kSecUseAuthenticationUI` for items needing user presence (absent: allow, as on Apple).
-    var authenticationUI = AuthenticationUI.allow
+    package var authenticationUI = AuthenticationUI.allow
     /// `kSecUseOperationPrompt`.
-    var operationPrompt: String?
+    package var operationPrompt: String?
     /// `kSecAttrAccessControl`, folded into `pdmn` and `accc` once every key is read.
     var accessControl: SecAccessControl?
 
-    static func parse(
+    package init() {}
+
+    /// A request for items of `itemClass` in `accessGroup` (`nil`: the client's
+    /// default group for an add, every entitled group for a search).
+    package init(
+        _ itemClass: ItemClass, accessGroup: String? = nil, synchronizable: SynchronizableFilter? = nil
+    ) {
+        self.itemClass = itemClass
+        self.accessGroup = accessGroup
+        self.synchronizable = synchronizable
+    }
+
+    /// Sets attribute `key` (not `agrp`/`sync`) from a string, stored exactly as the
+    /// parser stores a `String` given for it (a numeric string for a number attribute
+    /// becomes a number; an invalid `kSecAttrAccessible` value is refused).
+    package mutating func set(_ key: String, _ value: String) throws(SecItemError) {
+        attributes[key] = try Coercion.attributeValue(.string(value), key: key, kind: Schema.kind(of: key))
+    }
+
+    /// Sets attribute `key` (not `agrp`/`sync`) from an integer, stored as the parser stores an `Int`.
+    package mutating func set(_ key: String, _ value: Int) throws(SecItemError) {
+        attributes[key] = try Coercion.attributeValue(.integer(Int64(value)), key: key, kind: Schema.kind(of: key))
+    }
+
+    /// The checks every request passes whoever built it: the access group must be
+    /// entitled (any role), and what is stored (an add's item, an update's changes)
+    /// must be within ``ItemLimits``; a search for an oversized value simply finds nothing.
+    package func validate(_ role: Role, entitlements: AccessGroups) throws(SecItemError) {
+        if let group = accessGroup, !entitlements.permits(group) {
+            throw SecItemError(
+                errSecMissingEntitlement,
+                "access group '\(group)' is not one this process is entitled to (its groups: \(entitlements.groups.joined(separator: ", ")); SECITEM_ACCESS_GROUPS lists them)")
+        }
+        guard role == .add || role == .changes else { return }
+        if let data { try ItemLimits.checkData(data) }
+        for (key, value) in attributes { try ItemLimits.checkAttribute(key, value) }
+    }
+
+    /// Parses a query dictionary for `role` (`itemClass`: the class of the query an
+    /// update's changes apply to). The entitlement and size checks are not made here
+    /// but by ``validate(_:entitlements:)``.
+    package static func parse(
         _ dictionary: [String: Any],
         role: Role,
-        itemClass fixedClass: ItemClass? = nil,
-        entitlements: AccessGroups
-    ) throws(SecItemError) -> ParsedDictionary {
-        var parsed = ParsedDictionary()
+        itemClass fixedClass: ItemClass? = nil
+    ) throws(SecItemError) -> ItemRequest {
+        var parsed = ItemRequest()
         parsed.attributes = Dictionary(minimumCapacity: dictionary.count)
 
         // The class first, so the attribute set is known.
@@ -106,13 +153,13 @@ struct ParsedDictionary {
         let classAndRef = (parsed.itemClass, parsed.persistentRef)
         do {
             for (key, value) in dictionary where key != SecConstant.kSecClass || role == .changes {
-                try parsed.take(key: key, raw: RawValue(value), role: role, entitlements: entitlements)
+                try parsed.take(key: key, raw: RawValue(value), role: role)
             }
         } catch {
-            parsed = ParsedDictionary()
+            parsed = ItemRequest()
             (parsed.itemClass, parsed.persistentRef) = classAndRef
             for key in dictionary.keys.sorted() where key != SecConstant.kSecClass || role == .changes {
-                try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role, entitlements: entitlements)
+                try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role)
             }
             throw error
         }
@@ -141,12 +188,12 @@ struct ParsedDictionary {
         return dictionary.keys.firstIndex { $0 == SecConstant.kSecClass }.map { dictionary.values[$0] }
     }
 
-    private mutating func take(key: String, raw: RawValue, role: Role, entitlements: AccessGroups)
+    private mutating func take(key: String, raw: RawValue, role: Role)
         throws(SecItemError)
     {
         // Attribute keys are the common case: test for them before the long switch.
         if let code = Schema.attributeCode(key), code != .dataProtectionKeychain {
-            try takeAttribute(key: key, code: code, raw: raw, role: role, entitlements: entitlements)
+            try takeAttribute(key: key, code: code, raw: raw, role: role)
             return
         }
         if role == .changes {
@@ -154,7 +201,6 @@ struct ParsedDictionary {
                 guard case .data(let d) = raw else {
                     throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
                 }
-                try ItemLimits.checkData(d)
                 data = d
                 return
             }
@@ -181,7 +227,6 @@ struct ParsedDictionary {
                 guard case .data(let d) = raw else {
                     throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
                 }
-                try ItemLimits.checkData(d)
                 data = d
             default:
                 return  // A search ignores kSecValueData.
@@ -282,7 +327,7 @@ struct ParsedDictionary {
     }
 
     private mutating func takeAttribute(
-        key: String, code: AttributeCode, raw: RawValue, role: Role, entitlements: AccessGroups
+        key: String, code: AttributeCode, raw: RawValue, role: Role
     ) throws(SecItemError) {
         guard let itemClass else {
             // Only a persistent-ref query has no class; attributes with it are errSecParam.
@@ -302,11 +347,6 @@ struct ParsedDictionary {
             accessControl = access
         case .accessGroup:
             guard case .string(let group) = try Coercion.attributeValue(raw, key: key, kind: kind) else { return }
-            guard entitlements.permits(group) else {
-                throw SecItemError(
-                    errSecMissingEntitlement,
-                    "access group '\(group)' is not one this process is entitled to (its groups: \(entitlements.groups.joined(separator: ", ")); SECITEM_ACCESS_GROUPS lists them)")
-            }
             accessGroup = group
         case .synchronizable:
             if case .string("syna") = raw {
@@ -321,10 +361,7 @@ struct ParsedDictionary {
             }
             synchronizable = n != 0 ? .yes : .no
         default:
-            let value = try Coercion.attributeValue(raw, key: key, kind: kind)
-            // Limits bind what is stored; a search for an oversized value simply finds nothing.
-            if role == .add || role == .changes { try ItemLimits.checkAttribute(key, value) }
-            attributes[key] = value
+            attributes[key] = try Coercion.attributeValue(raw, key: key, kind: kind)
         }
     }
 }

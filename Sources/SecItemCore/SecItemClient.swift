@@ -62,11 +62,9 @@ public struct SecItemClient: Sendable {
     /// - Throws: ``SecItemError``: `errSecDuplicateItem`, `errSecParam`, …
     @discardableResult
     public func addItem(_ attributes: [String: Any]) throws(SecItemError) -> Any? {
-        let parsed = try ParsedDictionary.parse(attributes, role: .add, entitlements: accessGroups)
-        guard let itemClass = parsed.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
-        let item = makeItem(itemClass, parsed)
-        try backend.add(item)
-        return ResultShaper.shape([item], returns: parsed.returns, asArray: false)
+        let request = try ItemRequest.parse(attributes, role: .add)
+        let item = try add(request)
+        return ResultShaper.shape([item], returns: request.returns, asArray: false)
     }
 
     /// Finds items (`SecItemCopyMatching`).
@@ -74,38 +72,9 @@ public struct SecItemClient: Sendable {
     ///   for a single match with no return keys (or no data when only data was asked).
     /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
     public func copyMatchingItems(_ query: [String: Any]) throws(SecItemError) -> Any? {
-        let parsed = try ParsedDictionary.parse(query, role: .search, entitlements: accessGroups)
-        if case .count(0) = parsed.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
-        var itemQuery = try makeQuery(parsed)
-        itemQuery.returnsDataOnly = parsed.returns.data && !parsed.returns.attributes && !parsed.returns.persistentRef
-        // Skipped items must not use up the match limit: find all, cut after the check.
-        let skipping = parsed.returns.data && parsed.authenticationUI == .skip
-        var items = try backend.fetch(matching: itemQuery, limit: skipping ? nil : parsed.limit.fetchLimit)
-        if parsed.returns.data {
-            items = try releaseData(of: items, query: &itemQuery, parsed, skipping: skipping)
-        }
-        guard !items.isEmpty else { throw SecItemError(errSecItemNotFound) }
-        return ResultShaper.shape(items, returns: parsed.returns, asArray: parsed.limit.returnsArray)
-    }
-
-    /// The access check before data leaves the keychain (``AccessGate``). An item
-    /// whose attributes the backend did not read (the `returnsDataOnly` hint) is
-    /// read again with them: the check needs `pdmn` and `accc`.
-    private func releaseData(
-        of found: [StoredItem], query: inout ItemQuery, _ parsed: ParsedDictionary, skipping: Bool
-    ) throws(SecItemError) -> [StoredItem] {
-        var items = found
-        if query.returnsDataOnly, items.contains(where: { $0.attributes.isEmpty }) {
-            query.returnsDataOnly = false
-            items = try backend.fetch(matching: query, limit: skipping ? nil : parsed.limit.fetchLimit)
-        }
-        items = try AccessGate.release(
-            items, authenticationUI: parsed.authenticationUI, prompt: parsed.operationPrompt,
-            authority: accessAuthority)
-        if skipping, let limit = parsed.limit.fetchLimit, items.count > limit {
-            items.removeLast(items.count - limit)
-        }
-        return items
+        let request = try ItemRequest.parse(query, role: .search)
+        let items = try find(request)
+        return ResultShaper.shape(items, returns: request.returns, asArray: request.limit.returnsArray)
     }
 
     /// Updates every matching item (`SecItemUpdate`), atomically.
@@ -113,9 +82,82 @@ public struct SecItemClient: Sendable {
     /// - Throws: `errSecItemNotFound`, `errSecDuplicateItem` (nothing changed), parse errors.
     @discardableResult
     public func updateItems(_ query: [String: Any], _ attributesToUpdate: [String: Any]) throws(SecItemError) -> Int {
-        let parsed = try ParsedDictionary.parse(query, role: .modifyQuery, entitlements: accessGroups)
-        let changes = try ParsedDictionary.parse(
-            attributesToUpdate, role: .changes, itemClass: parsed.itemClass, entitlements: accessGroups)
+        let request = try ItemRequest.parse(query, role: .modifyQuery)
+        let changes = try ItemRequest.parse(attributesToUpdate, role: .changes, itemClass: request.itemClass)
+        return try update(request, with: changes)
+    }
+
+    /// Deletes every matching item (`SecItemDelete`).
+    /// - Returns: The number of items deleted (at least 1).
+    /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
+    @discardableResult
+    public func deleteItems(_ query: [String: Any]) throws(SecItemError) -> Int {
+        try delete(try ItemRequest.parse(query, role: .modifyQuery))
+    }
+
+    // MARK: Typed entry points (the dictionary API above and the typed layer both call these)
+
+    /// Adds the item `request` describes, after ``ItemRequest/validate(_:entitlements:)``.
+    /// - Returns: The item as stored (defaults, group and dates filled in).
+    @discardableResult
+    package func add(_ request: ItemRequest) throws(SecItemError) -> StoredItem {
+        try request.validate(.add, entitlements: accessGroups)
+        guard let itemClass = request.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
+        let item = makeItem(itemClass, request)
+        try backend.add(item)
+        return item
+    }
+
+    /// The items `request` matches, at most its limit's count. Their `data` is set only
+    /// when the request returns data, and then only after the access check
+    /// (``AccessGate``); their attributes may be empty when only data was asked.
+    /// - Throws: `errSecItemNotFound` when nothing matches.
+    package func find(_ request: ItemRequest) throws(SecItemError) -> [StoredItem] {
+        try request.validate(.search, entitlements: accessGroups)
+        if case .count(0) = request.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
+        var itemQuery = try makeQuery(request)
+        itemQuery.returnsDataOnly = request.returns.data && !request.returns.attributes && !request.returns.persistentRef
+        // Skipped items must not use up the match limit: find all, cut after the check.
+        let skipping = request.returns.data && request.authenticationUI == .skip
+        var items = try backend.fetch(matching: itemQuery, limit: skipping ? nil : request.limit.fetchLimit)
+        if request.returns.data {
+            items = try releaseData(of: items, query: &itemQuery, request, skipping: skipping)
+        } else {
+            // Data not released through the gate does not leave the core.
+            for index in items.indices where items[index].data != nil { items[index].data = nil }
+        }
+        guard !items.isEmpty else { throw SecItemError(errSecItemNotFound) }
+        return items
+    }
+
+    /// The access check before data leaves the keychain (``AccessGate``). An item
+    /// whose attributes the backend did not read (the `returnsDataOnly` hint) is
+    /// read again with them: the check needs `pdmn` and `accc`.
+    private func releaseData(
+        of found: [StoredItem], query: inout ItemQuery, _ request: ItemRequest, skipping: Bool
+    ) throws(SecItemError) -> [StoredItem] {
+        var items = found
+        if query.returnsDataOnly, items.contains(where: { $0.attributes.isEmpty }) {
+            query.returnsDataOnly = false
+            items = try backend.fetch(matching: query, limit: skipping ? nil : request.limit.fetchLimit)
+        }
+        items = try AccessGate.release(
+            items, authenticationUI: request.authenticationUI, prompt: request.operationPrompt,
+            authority: accessAuthority)
+        if skipping, let limit = request.limit.fetchLimit, items.count > limit {
+            items.removeLast(items.count - limit)
+        }
+        return items
+    }
+
+    /// Applies `changes` to every item `query` matches, atomically, after both pass
+    /// ``ItemRequest/validate(_:entitlements:)``.
+    /// - Returns: The number of items updated (at least 1).
+    /// - Throws: `errSecItemNotFound`, `errSecDuplicateItem` (nothing changed), `errSecParam` for no changes.
+    @discardableResult
+    package func update(_ query: ItemRequest, with changes: ItemRequest) throws(SecItemError) -> Int {
+        try query.validate(.modifyQuery, entitlements: accessGroups)
+        try changes.validate(.changes, entitlements: accessGroups)
         if changes.attributes.isEmpty && changes.data == nil && changes.accessGroup == nil
             && changes.synchronizable == nil
         {
@@ -129,7 +171,7 @@ public struct SecItemClient: Sendable {
         if let sync = changes.synchronizable { newAttributes[SecConstant.kSecAttrSynchronizable] = .number(sync == .yes ? 1 : 0) }
         let newData = changes.data
         let now = Date()
-        let itemQuery = try makeQuery(parsed)
+        let itemQuery = try makeQuery(query)
         let count = try backend.update(matching: itemQuery) { old in
             var item = old
             item.attributes.merge(newAttributes) { _, new in new }
@@ -145,13 +187,13 @@ public struct SecItemClient: Sendable {
         return count
     }
 
-    /// Deletes every matching item (`SecItemDelete`).
+    /// Deletes every item `query` matches, after ``ItemRequest/validate(_:entitlements:)``.
     /// - Returns: The number of items deleted (at least 1).
-    /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
+    /// - Throws: `errSecItemNotFound` when nothing matches.
     @discardableResult
-    public func deleteItems(_ query: [String: Any]) throws(SecItemError) -> Int {
-        let parsed = try ParsedDictionary.parse(query, role: .modifyQuery, entitlements: accessGroups)
-        let count = try backend.delete(matching: try makeQuery(parsed))
+    package func delete(_ query: ItemRequest) throws(SecItemError) -> Int {
+        try query.validate(.modifyQuery, entitlements: accessGroups)
+        let count = try backend.delete(matching: try makeQuery(query))
         guard count > 0 else { throw SecItemError(errSecItemNotFound) }
         return count
     }
@@ -202,7 +244,7 @@ public struct SecItemClient: Sendable {
         return value as AnyObject
     }
 
-    private func makeItem(_ itemClass: ItemClass, _ parsed: ParsedDictionary) -> StoredItem {
+    private func makeItem(_ itemClass: ItemClass, _ parsed: ItemRequest) -> StoredItem {
         var attributes = parsed.attributes
         for key in itemClass.primaryKeyAttributes where attributes[key] == nil {
             attributes[key] = Schema.defaultValue(for: key)
@@ -218,7 +260,7 @@ public struct SecItemClient: Sendable {
         return StoredItem(itemClass: itemClass, id: randomUUID(), attributes: attributes, data: parsed.data)
     }
 
-    private func makeQuery(_ parsed: ParsedDictionary) throws(SecItemError) -> ItemQuery {
+    private func makeQuery(_ parsed: ItemRequest) throws(SecItemError) -> ItemQuery {
         var query: ItemQuery
         if let (refClass, id) = parsed.persistentRef {
             guard parsed.itemClass == nil || parsed.itemClass == refClass else {

@@ -146,28 +146,35 @@ public struct Keychain: Sendable {
             synchronizable: synchronizable)
     }
 
-    // MARK: Queries
+    // MARK: Requests
 
-    /// The query selecting this keychain's items (all keys, or one).
-    func query(forKey key: String? = nil) -> [String: Any] {
-        var q: [String: Any] = [
-            kSecAttrAccessGroup as String: accessGroup, kSecAttrSynchronizable as String: synchronizable,
-        ]
+    /// The request selecting this keychain's items (all keys, or one), in the
+    /// core's types: no dictionary is built for the parser to read back.
+    func request(forKey key: String? = nil) throws(SecItemError) -> ItemRequest {
+        var request: ItemRequest
         switch scope {
         case .service(let service):
-            q[kSecClass as String] = kSecClassGenericPassword
-            q[kSecAttrService as String] = service
+            request = ItemRequest(.genericPassword, accessGroup: accessGroup, synchronizable: synchronizable ? .yes : .no)
+            try request.set(SecConstant.kSecAttrService, service)
         case .internet(let s):
-            q[kSecClass as String] = kSecClassInternetPassword
-            q[kSecAttrServer as String] = s.server
-            if let v = s.protocol { q[kSecAttrProtocol as String] = v }
-            if let v = s.port { q[kSecAttrPort as String] = v }
-            if let v = s.path { q[kSecAttrPath as String] = v }
-            if let v = s.securityDomain { q[kSecAttrSecurityDomain as String] = v }
-            if let v = s.authenticationType { q[kSecAttrAuthenticationType as String] = v }
+            request = ItemRequest(.internetPassword, accessGroup: accessGroup, synchronizable: synchronizable ? .yes : .no)
+            try request.set(SecConstant.kSecAttrServer, s.server)
+            if let v = s.protocol { try request.set(SecConstant.kSecAttrProtocol, v) }
+            if let v = s.port { try request.set(SecConstant.kSecAttrPort, v) }
+            if let v = s.path { try request.set(SecConstant.kSecAttrPath, v) }
+            if let v = s.securityDomain { try request.set(SecConstant.kSecAttrSecurityDomain, v) }
+            if let v = s.authenticationType { try request.set(SecConstant.kSecAttrAuthenticationType, v) }
         }
-        if let key { q[kSecAttrAccount as String] = key }
-        return q
+        if let key { try request.set(SecConstant.kSecAttrAccount, key) }
+        return request
+    }
+
+    /// The new item under `key` holding `data`, with this keychain's accessibility.
+    func newItem(_ data: Data, forKey key: String) throws(SecItemError) -> ItemRequest {
+        var item = try request(forKey: key)
+        item.data = data
+        try item.set(SecConstant.kSecAttrAccessible, accessibility.rawValue)
+        return item
     }
 
     // MARK: Reading
@@ -175,9 +182,9 @@ public struct Keychain: Sendable {
     /// The data stored under `key`, or `nil` when there is none.
     /// - Throws: ``SecItemError`` for any failure other than "not found".
     public func data(forKey key: String) throws -> Data? {
-        var q = query(forKey: key)
-        q[kSecReturnData as String] = true
-        return try absentAsNil { () throws(SecItemError) in try client.copyMatchingItems(q) as? Data ?? Data() }
+        var q = try request(forKey: key)
+        q.returns.data = true
+        return try absentAsNil { () throws(SecItemError) in try client.find(q).first?.data ?? Data() }
     }
 
     /// The UTF-8 string stored under `key`, or `nil` when there is none.
@@ -203,8 +210,8 @@ public struct Keychain: Sendable {
 
     /// Whether an item exists under `key`.
     public func contains(_ key: String) throws -> Bool {
-        let q = query(forKey: key)
-        return try absentAsNil { () throws(SecItemError) in try client.copyMatchingItems(q) } != nil
+        let q = try request(forKey: key)
+        return try absentAsNil { () throws(SecItemError) in try client.find(q) } != nil
     }
 
     /// Every key (account) in this keychain, sorted.
@@ -214,12 +221,12 @@ public struct Keychain: Sendable {
 
     /// Every item's attributes, and its data when `includingData` is true.
     public func allItems(includingData: Bool = false) throws -> [KeychainItem] {
-        var q = query()
-        q[kSecReturnAttributes as String] = true
-        q[kSecReturnData as String] = includingData
-        q[kSecMatchLimit as String] = kSecMatchLimitAll
-        let result = try absentAsNil { () throws(SecItemError) in try client.copyMatchingItems(q) } as? [[String: Any]] ?? []
-        return result.map(KeychainItem.init(attributes:))
+        var q = try request()
+        q.returns.attributes = true
+        q.returns.data = includingData
+        q.limit = .all
+        let items = try absentAsNil { () throws(SecItemError) in try client.find(q) } ?? []
+        return items.map(KeychainItem.init(item:))
     }
 
     // MARK: Writing
@@ -230,18 +237,19 @@ public struct Keychain: Sendable {
     /// (retrying if the item vanished in between), so concurrent writers end with
     /// exactly one item holding one writer's value.
     public func set(_ data: Data, forKey key: String) throws {
-        var item = query(forKey: key)
-        item[kSecValueData as String] = data
-        item[kSecAttrAccessible as String] = accessibility.rawValue
-        let changes: [String: Any] = [kSecValueData as String: data, kSecAttrAccessible as String: accessibility.rawValue]
+        let item = try newItem(data, forKey: key)
+        let query = try request(forKey: key)
+        var changes = ItemRequest()
+        changes.data = data
+        changes.attributes[SecConstant.kSecAttrAccessible] = item.attributes[SecConstant.kSecAttrAccessible]
         for _ in 0..<8 {
             do {
-                try client.addItem(item)
+                try client.add(item)
                 return
             } catch {
                 guard error.status == errSecDuplicateItem else { throw error }
             }
-            let updated = try absentAsNil { () throws(SecItemError) in try client.updateItems(query(forKey: key), changes) }
+            let updated = try absentAsNil { () throws(SecItemError) in try client.update(query, with: changes) }
             if updated != nil { return }
             // Removed between the add and the update: add again.
         }
@@ -267,15 +275,17 @@ public struct Keychain: Sendable {
     /// Replaces the data of an existing item.
     /// - Throws: `errSecItemNotFound` when there is no item under `key`.
     public func update(_ data: Data, forKey key: String) throws {
-        try client.updateItems(query(forKey: key), [kSecValueData as String: data])
+        var changes = ItemRequest()
+        changes.data = data
+        try client.update(try request(forKey: key), with: changes)
     }
 
     /// Removes the item under `key`.
     /// - Returns: Whether there was one.
     @discardableResult
     public func remove(_ key: String) throws -> Bool {
-        let q = query(forKey: key)
-        return try absentAsNil { () throws(SecItemError) in try client.deleteItems(q) } != nil
+        let q = try request(forKey: key)
+        return try absentAsNil { () throws(SecItemError) in try client.delete(q) } != nil
     }
 
     /// Removes every item of this keychain (this service or server, this group,
@@ -283,8 +293,8 @@ public struct Keychain: Sendable {
     /// - Returns: How many items were removed.
     @discardableResult
     public func removeAll() throws -> Int {
-        let q = query()
-        return try absentAsNil { () throws(SecItemError) in try client.deleteItems(q) } ?? 0
+        let q = try request()
+        return try absentAsNil { () throws(SecItemError) in try client.delete(q) } ?? 0
     }
 
     // MARK: Subscripts
@@ -322,17 +332,28 @@ public struct KeychainItem: Sendable, Hashable {
     /// The data, when it was asked for and the item has some.
     public var data: Data?
 
-    init(attributes: [String: Any]) {
-        switch attributes[kSecAttrAccount as String] {
-        case let s as String: key = s
-        case let d as Data: key = String(decoding: d, as: UTF8.self)
+    /// The item as the core found it (its data only when it was asked for, and released).
+    init(item: StoredItem) {
+        switch item.attributes[SecConstant.kSecAttrAccount] {
+        case .string(let s)?: key = s
+        case .data(let d)?: key = String(decoding: d, as: UTF8.self)
         default: key = ""
         }
-        label = attributes[kSecAttrLabel as String] as? String
-        comment = attributes[kSecAttrComment as String] as? String
-        creationDate = attributes[kSecAttrCreationDate as String] as? Date
-        modificationDate = attributes[kSecAttrModificationDate as String] as? Date
-        data = attributes[kSecValueData as String] as? Data
+        label = Self.string(item.attributes[SecConstant.kSecAttrLabel])
+        comment = Self.string(item.attributes[SecConstant.kSecAttrComment])
+        creationDate = Self.date(item.attributes[SecConstant.kSecAttrCreationDate])
+        modificationDate = Self.date(item.attributes[SecConstant.kSecAttrModificationDate])
+        data = item.data
+    }
+
+    private static func string(_ value: AttributeValue?) -> String? {
+        if case .string(let s)? = value { return s }
+        return nil
+    }
+
+    private static func date(_ value: AttributeValue?) -> Date? {
+        if case .date(let d)? = value { return d }
+        return nil
     }
 }
 

@@ -31,26 +31,35 @@ extension Keychain {
     public func migrateItems(matching query: [String: Any], from source: SecItemClient, removeFromSource: Bool = false)
         throws -> MigrationReport
     {
+        try migrateItems(
+            matching: try ItemRequest.parse(query, role: .search), from: source, removeFromSource: removeFromSource)
+    }
+
+    /// ``migrateItems(matching:from:removeFromSource:)`` for a request in the core's types.
+    func migrateItems(matching query: ItemRequest, from source: SecItemClient, removeFromSource: Bool)
+        throws -> MigrationReport
+    {
         var q = query
-        q[kSecReturnAttributes as String] = true
-        q[kSecReturnData as String] = true
-        q[kSecReturnPersistentRef as String] = true
-        q[kSecMatchLimit as String] = kSecMatchLimitAll
-        let found = try absentAsNil { () throws(SecItemError) in try source.copyMatchingItems(q) } as? [[String: Any]] ?? []
-        var entries: [(key: String, data: Data, ref: Data?)] = []
-        for attributes in found {
-            let item = KeychainItem(attributes: attributes)
-            guard let data = attributes[kSecValueData as String] as? Data else {
+        q.returns.attributes = true
+        q.returns.data = true
+        q.returns.ref = false
+        q.returns.persistentRef = false
+        q.limit = .all
+        let found = try absentAsNil { () throws(SecItemError) in try source.find(q) } ?? []
+        var entries: [(key: String, data: Data)] = []
+        for item in found {
+            guard let data = item.data else {
                 throw SecItemError(errSecDataNotAvailable, "a source item has no data; nothing was migrated")
             }
-            entries.append((item.key, data, attributes[kSecValuePersistentRef as String] as? Data))
+            entries.append((KeychainItem(item: item).key, data))
         }
-        var report = try write(entries.map { ($0.key, $0.data) })
+        var report = try write(entries)
         if removeFromSource {
-            for entry in entries {
-                guard let ref = entry.ref else { continue }
+            for item in found {
+                var byReference = ItemRequest()
+                byReference.persistentRef = (item.itemClass, item.id)
                 // Already gone (not found) is fine: the goal is reached.
-                _ = try absentAsNil { () throws(SecItemError) in try source.deleteItems([kSecValuePersistentRef as String: ref]) }
+                _ = try absentAsNil { () throws(SecItemError) in try source.delete(byReference) }
             }
             report.removedFromSource = true
         }
@@ -60,7 +69,7 @@ extension Keychain {
     /// Moves every item of `source` into this keychain (see ``migrateItems(matching:from:removeFromSource:)``).
     @discardableResult
     public func migrate(from source: Keychain, removeFromSource: Bool = false) throws -> MigrationReport {
-        try migrateItems(matching: source.query(), from: source.client, removeFromSource: removeFromSource)
+        try migrateItems(matching: try source.request(), from: source.client, removeFromSource: removeFromSource)
     }
 
     /// Writes `entries` as new items, verifying each; on any failure removes what it wrote.
@@ -77,10 +86,7 @@ extension Keychain {
         var written: [String] = []
         do {
             for entry in entries {
-                var item = query(forKey: entry.key)
-                item[kSecValueData as String] = entry.data
-                item[kSecAttrAccessible as String] = accessibility.rawValue
-                try client.addItem(item)
+                try client.add(try newItem(entry.data, forKey: entry.key))
                 written.append(entry.key)
                 guard try data(forKey: entry.key) == entry.data else {
                     throw SecItemError(errSecIO, "the key '\(entry.key)' did not read back as written")
