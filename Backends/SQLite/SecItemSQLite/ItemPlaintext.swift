@@ -72,15 +72,7 @@ package enum ItemPlaintext {
                 return nil
             }
         }
-        guard let hasData = reader.u8() else { return nil }
-        var data: Data?
-        if hasData == 1 {
-            guard let length = reader.u32(), let bytes = reader.take(Int(length)) else { return nil }
-            data = Data(bytes)
-        } else if hasData != 0 {
-            return nil
-        }
-        guard reader.atEnd else { return nil }
+        guard let data = trailingData(&reader) else { return nil }
         return (attributes, data)
     }
 
@@ -95,16 +87,7 @@ package enum ItemPlaintext {
                 [0x73, 0x62, 0x6E, 0x64].contains(tag), let length = reader.u32(), reader.take(Int(length)) != nil
             else { return nil }
         }
-        guard let hasData = reader.u8() else { return nil }
-        var data: Data?
-        if hasData == 1 {
-            guard let length = reader.u32(), let bytes = reader.take(Int(length)) else { return nil }
-            data = Data(bytes)
-        } else if hasData != 0 {
-            return nil
-        }
-        guard reader.atEnd else { return nil }
-        return .some(data)
+        return trailingData(&reader)
     }
 
     /// The UTF-8 in `bytes`, or `nil` when it is not valid UTF-8. ASCII (every
@@ -126,6 +109,21 @@ package enum ItemPlaintext {
 
     private static func u64(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         b.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The data flag, the data and the end of the bytes, which close both encodings'
+    /// readers: `.some(nil)` for an item without data, `nil` for malformed bytes.
+    private static func trailingData(_ reader: inout Reader) -> Data?? {
+        guard let hasData = reader.u8() else { return nil }
+        var data: Data?
+        if hasData == 1 {
+            guard let length = reader.u32(), let bytes = reader.take(Int(length)) else { return nil }
+            data = Data(bytes)
+        } else if hasData != 0 {
+            return nil
+        }
+        guard reader.atEnd else { return nil }
+        return .some(data)
     }
 
     private struct Reader {
