@@ -43,11 +43,9 @@ let package = Package(
             dependencies: ["SecItem", "SecItemCore", "SecItemMemory"],
             path: "Sources/SecItemKeychain"
         ),
-        .target(
-            name: "SecItemConformance",
-            dependencies: ["SecItemCore", "SecItemMemory", "SecItemKeychain"],
-            path: "Sources/SecItemConformance"
-        ),
+        // The conformance kit: the core only, so that a backend outside this package runs
+        // it without building libsecret, OpenSSL or libpq (ConformanceTests runs it here).
+        .target(name: "SecItemConformance", dependencies: ["SecItemCore"], path: "Sources/SecItemConformance"),
         .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemPolkit", "CSecItemProcess", "SecItemGitCredential", "SecItemSecretService"], path: "Sources/secitem"),
         // Process hardening for the command (prctl is variadic; signal handlers belong in C).
         .target(
@@ -161,11 +159,14 @@ let package = Package(
             dependencies: ["SecItem", "SecItemCore", "SecItemMemory", "SecItemKeychain", "SecItemTestSupport"],
             path: "Tests/SecItemTests"
         ),
+        // The out-of-tree backend of Tests/Fixtures/ThirdPartyBackend (SecItemCore only), compiled
+        // here too so that ConformanceTests selects it by name through the registry.
+        .target(name: "ThirdPartyArrayBackend", dependencies: ["SecItemCore"], path: "Tests/Fixtures/ThirdPartyBackend/Sources/ArrayBackend"),
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
                 "SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPostgreSQL", "SecItem",
-                "SecItemKeychain",
+                "SecItemKeychain", "ThirdPartyArrayBackend", "SecItemTestSupport",
             ],
             path: "Tests/ConformanceTests"
         ),

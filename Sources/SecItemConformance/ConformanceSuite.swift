@@ -1,5 +1,5 @@
 public import SecItemCore
-import Foundation
+package import Foundation
 
 /// The conformance kit: one body of tests that every ``SecItemBackend`` must pass.
 ///
@@ -20,7 +20,7 @@ public enum ConformanceSuite {
     /// Every case, in a stable order.
     public static var cases: [ConformanceCase] {
         BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + GroupCases.all + InputCases.all
-            + ValueCases.all + ConcurrencyCases.all + KeychainCases.all + AccessControlCases.all
+            + ValueCases.all + ConcurrencyCases.all + AccessControlCases.all
     }
 
     /// The groups the kit's client is entitled to; the first is the default.
@@ -49,7 +49,7 @@ public struct ConformanceCase: Sendable, CustomStringConvertible {
     public let name: String
     let body: @Sendable (ConformanceContext) async throws -> Void
 
-    init(_ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
+    package init(_ name: String, _ body: @escaping @Sendable (ConformanceContext) async throws -> Void) {
         self.name = name
         self.body = body
     }
@@ -88,33 +88,33 @@ public struct ConformanceContext: Sendable {
 
     // MARK: Calls, Apple-style
 
-    func add(_ q: [String: Any]) -> OSStatus { client.add(q, nil) }
+    package func add(_ q: [String: Any]) -> OSStatus { client.add(q, nil) }
 
-    func add(_ q: [String: Any], result: inout AnyObject?) -> OSStatus { client.add(q, &result) }
+    package func add(_ q: [String: Any], result: inout AnyObject?) -> OSStatus { client.add(q, &result) }
 
-    func copy(_ q: [String: Any]) -> (OSStatus, AnyObject?) {
+    package func copy(_ q: [String: Any]) -> (OSStatus, AnyObject?) {
         var result: AnyObject?
         let status = client.copyMatching(q, &result)
         return (status, result)
     }
 
-    func update(_ q: [String: Any], _ changes: [String: Any]) -> OSStatus { client.update(q, changes) }
+    package func update(_ q: [String: Any], _ changes: [String: Any]) -> OSStatus { client.update(q, changes) }
 
-    func delete(_ q: [String: Any]) -> OSStatus { client.delete(q) }
+    package func delete(_ q: [String: Any]) -> OSStatus { client.delete(q) }
 
     // MARK: Expectations
 
-    func fail(_ message: String, file: StaticString = #filePath, line: UInt = #line) -> ConformanceFailure {
+    package func fail(_ message: String, file: StaticString = #filePath, line: UInt = #line) -> ConformanceFailure {
         ConformanceFailure(message: message, file: file, line: line)
     }
 
-    func expect(_ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #filePath, line: UInt = #line)
+    package func expect(_ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #filePath, line: UInt = #line)
         throws
     {
         if !condition { throw fail(message(), file: file, line: line) }
     }
 
-    func expectStatus(
+    package func expectStatus(
         _ actual: OSStatus, _ expected: OSStatus, _ what: @autoclosure () -> String, file: StaticString = #filePath,
         line: UInt = #line
     ) throws {
@@ -124,7 +124,7 @@ public struct ConformanceContext: Sendable {
     }
 
     /// Every item in the store, for checking that a failed call changed nothing.
-    func snapshot() throws -> Set<StoredItem> {
+    package func snapshot() throws -> Set<StoredItem> {
         var all = Set<StoredItem>()
         for itemClass in ItemClass.allCases where itemClass != .identity {
             let query = ItemQuery(
@@ -140,7 +140,7 @@ public struct ConformanceContext: Sendable {
     }
 
     /// Runs `body`, which must fail with `expected`, and checks the store did not change.
-    func expectRejected(
+    package func expectRejected(
         _ expected: OSStatus, _ what: String, file: StaticString = #filePath, line: UInt = #line,
         _ body: () -> OSStatus
     ) throws {
@@ -152,7 +152,7 @@ public struct ConformanceContext: Sendable {
     }
 
     /// A generic password query for service/account.
-    func genp(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> [String: Any] {
+    package func genp(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> [String: Any] {
         var q: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
             kSecAttrAccount as String: account,
@@ -162,7 +162,7 @@ public struct ConformanceContext: Sendable {
     }
 
     /// Adds a generic password and requires success.
-    func addGenp(
+    package func addGenp(
         _ service: String, _ account: String, data: Data? = Data("secret".utf8), _ extra: [String: Any] = [:],
         file: StaticString = #filePath, line: UInt = #line
     ) throws {
@@ -172,13 +172,13 @@ public struct ConformanceContext: Sendable {
     }
 
     /// The data stored for service/account, or the failing status.
-    func readData(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> (OSStatus, Data?) {
+    package func readData(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> (OSStatus, Data?) {
         let (status, result) = copy(genp(service, account, extra.merging([kSecReturnData as String: true]) { $1 }))
         return (status, result as? Data)
     }
 
     /// Attributes of the single item matching `query`.
-    func attributes(_ query: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+    package func attributes(_ query: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
         var q = query
         q[kSecReturnAttributes as String] = true
         let (status, result) = copy(q)
@@ -188,7 +188,7 @@ public struct ConformanceContext: Sendable {
     }
 
     /// The number of items matching `query` (0 when none).
-    func count(_ query: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+    package func count(_ query: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         var q = query
         q[kSecMatchLimit as String] = kSecMatchLimitAll
         q[kSecReturnPersistentRef as String] = true

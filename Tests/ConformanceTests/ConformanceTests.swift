@@ -5,6 +5,8 @@ import SecItemMemory
 import SecItemSQLite
 import SecItemSecretService
 import SecItemPostgreSQL
+import SecItem
+import ThirdPartyArrayBackend
 import Foundation
 
 /// The backends the conformance suite runs on. Adding a backend is one case here.
@@ -15,6 +17,9 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
     case secretService = "secret-service"
     /// The private PostgreSQL server of scripts/with-postgresql; a fresh schema per case.
     case postgresql
+    /// A backend from outside the package (Tests/Fixtures/ThirdPartyBackend), registered
+    /// with `SecItemBackendRegistry` and opened by its name, as an app would select it.
+    case registered = "array (registered)"
 
     var testDescription: String { rawValue }
 
@@ -27,6 +32,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         case .secretService: return ConformanceOptions(threads: 4, operationsPerThread: 25)
         // One connection per backend: the threads take turns on it, each write a durable commit.
         case .postgresql: return ConformanceOptions(threads: 8, operationsPerThread: 125)
+        case .registered: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
         }
     }
 
@@ -38,13 +44,21 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
             return try SecretServiceBackend(
                 configuration: .init(namespace: "conformance-\(UUID().uuidString)", timeout: .seconds(20)))
         case .postgresql: return try PostgreSQLStores.make()
+        case .registered:
+            let provider = ArrayBackendProvider()
+            SecItemBackendRegistry.register(provider)
+            let chosen = try SecItemBackendChoice.resolve(
+                configuration: .environmentOnly(["SECITEM_BACKEND": provider.kind.rawValue])).backend
+            guard chosen is ArrayBackend else { throw SecItemError(errSecParam, "the registry opened \(chosen.name), not the array store") }
+            return chosen
         }
     }
 }
 
 @Suite("Conformance")
 struct ConformanceTests {
-    @Test("conformance", arguments: BackendUnderTest.allCases, ConformanceSuite.cases)
+    /// The kit's cases, then this package's `Keychain` layer over the same store.
+    @Test("conformance", arguments: BackendUnderTest.allCases, ConformanceSuite.cases + KeychainCases.all)
     func conformance(backend: BackendUnderTest, test: ConformanceCase) async throws {
         try await test.run(options: backend.options) { try backend.makeBackend() }
     }

@@ -1,5 +1,4 @@
 import Testing
-import SecItem
 import SecItemCore
 import Foundation
 
@@ -58,7 +57,6 @@ struct ApplicationIdentifierTests {
             #expect(throws: SecItemError.param) { try Self.resolve(configFile: bad) }
             #expect(try Self.resolve(["FLATPAK_ID": bad], bundle: bad).source == .executable)
         }
-        #expect(throws: SecItemError.param) { try SecItemSystem.bootstrap(applicationIdentifier: "a,b") }
     }
 
     @Test("the configuration: listed groups win; otherwise exactly one group, the application identifier")

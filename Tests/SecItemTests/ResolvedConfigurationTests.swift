@@ -82,6 +82,11 @@ struct ResolvedConfigurationTests {
     }
 
     /// A backend that is not built in, registered by name.
+    @Test("bootstrap refuses an unusable application identifier (errSecParam)")
+    func bootstrapRefusesBadIdentifier() {
+        #expect(throws: SecItemError.param) { try SecItemSystem.bootstrap(applicationIdentifier: "a,b") }
+    }
+
     struct ThirdPartyProvider: SecItemBackendProvider {
         static let store = MemoryBackend()
         var kind: BackendKind { "third-party-test" }

@@ -1,9 +1,12 @@
+import SecItemConformance
 import SecItemCore
 import SecItemKeychain
 import SecItemMemory
 import Foundation
 
-/// The Swift-native `Keychain` layer over the backend under test.
+/// The Swift-native `Keychain` layer over the backend under test: this package's
+/// own cases, run beside the kit's on every backend (`ConformanceTests`). They live
+/// here, not in the kit, so that the kit depends on the core alone.
 enum KeychainCases {
     struct Token: Codable, Equatable, Sendable {
         var access: String
