@@ -25,8 +25,8 @@ enum AccessControlCases {
             }
             try c.expect(back == access, "the returned object has the protection and flags given")
             try c.expect(back.flags == flags && back.flags.rawValue == 1 << 3 | 1 << 14 | 1 << 4, "Apple's bit values")
-            try c.expect(d[kSecAttrAccessible as String] as? String == "aku", "the protection is the item's accessibility")
-            try c.expect(try c.count([kSecClass as String: kSecClassGenericPassword, kSecAttrAccessible as String: "aku"]) == 1,
+            try c.expect(d[kSecAttrAccessible as String] as? String == kSecAttrAccessibleWhenUnlockedThisDeviceOnly as String, "the protection is the item's accessibility")
+            try c.expect(try c.count([kSecClass as String: kSecClassGenericPassword, kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlockedThisDeviceOnly]) == 1,
                          "the item is found by its accessibility")
             try c.expect(try c.count(c.genp("acl", "alice", [kSecAttrAccessControl as String: access])) == 1,
                          "a search by the same object finds it")
@@ -45,11 +45,11 @@ enum AccessControlCases {
             try c.expectStatus(c.update(c.genp("acl", "carol"), [kSecAttrAccessControl as String: second]), errSecSuccess, "update")
             let d = try c.attributes(c.genp("acl", "carol"))
             try c.expect(d[kSecAttrAccessControl as String] as? SecAccessControl == second, "the new object comes back")
-            try c.expect(d[kSecAttrAccessible as String] as? String == "akpu", "with its protection as accessibility")
+            try c.expect(d[kSecAttrAccessible as String] as? String == kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly as String, "with its protection as accessibility")
         },
         ConformanceCase("kSecAttrAccessControl: a string, a number or Data is errSecParam in every call; nothing changes") { c in
             try c.addGenp("acl", "dave")
-            for bad: Any in ["ak", kSecAttrAccessibleWhenUnlocked, 1, Data([1])] {
+            for bad: Any in [kSecAttrAccessibleWhenUnlocked as String, kSecAttrAccessibleWhenUnlocked, 1, Data([1])] {
                 try c.expectRejected(errSecParam, "add with kSecAttrAccessControl \(type(of: bad))") {
                     c.add(c.genp("acl", "erin", [kSecAttrAccessControl as String: bad, kSecValueData as String: Data([1])]))
                 }

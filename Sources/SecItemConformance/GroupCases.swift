@@ -158,7 +158,7 @@ enum GroupCases {
                 throw c.fail("the moved item kept no identity (its persistent ref changed)")
             }
             try c.expect(item.data == Data("old".utf8), "the moved item keeps its data")
-            try c.expect(item.attributes["cdat"] == original.attributes["cdat"], "and its creation date")
+            try c.expect(item.attributes[SecConstant.kSecAttrCreationDate] == original.attributes[SecConstant.kSecAttrCreationDate], "and its creation date")
             try c.expectStatus(app.copyMatching(c.genp("svc", "a"), &result), errSecSuccess, "now the application alone finds it")
             // A collision: the same key already in the target group.
             try c.expectStatus(app.add(c.genp("svc", "b"), nil), errSecSuccess, "A adds its own svc/b")

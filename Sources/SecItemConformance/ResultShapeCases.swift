@@ -31,7 +31,7 @@ enum ResultShapeCases {
             try c.expect(d[kSecClass as String] == nil, "\(label): no class in attributes")
         case 1 where set.contains(kSecReturnPersistentRef as String):
             guard let r = value as? Data else { throw c.fail("\(label): expected a persistent ref") }
-            try c.expect(r.count == 20 && r.prefix(4) == Data("genp".utf8), "\(label): 20-byte ref starting with the class")
+            try c.expect(r.count == 20 && r.prefix(4) == Data((kSecClassGenericPassword as String).utf8), "\(label): 20-byte ref starting with the class")
         case 1:
             try c.expect(value == nil, "\(label): kSecReturnRef for a password is nil")
         default:
@@ -136,7 +136,7 @@ enum ResultShapeCases {
             let d = try c.attributes([kSecClass as String: kSecClassGenericPassword, kSecAttrLabel as String: "L"])
             try c.expect(d[kSecAttrAccount as String] as? String == "", "acct defaults to \"\"")
             try c.expect(d[kSecAttrService as String] as? String == "", "svce defaults to \"\"")
-            try c.expect(d[kSecAttrLabel as String] as? String == "L", "labl")
+            try c.expect(d[kSecAttrLabel as String] as? String == "L", "the label")
             try c.expect(d[kSecAttrAccessGroup as String] as? String == ConformanceSuite.entitledGroups[0], "agrp is the first entitled group")
             try c.expect(d[kSecAttrAccessible as String] as? String == (kSecAttrAccessibleWhenUnlocked as String), "pdmn defaults to ak")
             try c.expect(d[kSecAttrSynchronizable as String] as? Int == 0, "sync is the number 0")

@@ -91,14 +91,21 @@ public struct AccessRequirement: Sendable, Hashable {
     public var userPresence: Bool
 
     /// The accessibility classes bound to the session lock.
-    public static let whenUnlockedClasses: Set<String> = ["ak", "aku", "akpu"]
+    public static let whenUnlockedClasses: Set<String> = [
+        SecConstant.kSecAttrAccessibleWhenUnlocked, SecConstant.kSecAttrAccessibleWhenUnlockedThisDeviceOnly,
+        SecConstant.kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly,
+    ]
 
     /// The requirement of a stored item. An item without `pdmn` (written by
     /// another program) counts as `WhenUnlocked`, the default of `SecItemAdd`.
     public init(_ item: StoredItem) {
         let protection: String
-        if case .string(let value)? = item.attributes["pdmn"] { protection = value } else { protection = "ak" }
-        let flags = Self.flags(item.attributes["accc"])
+        if case .string(let value)? = item.attributes[SecConstant.kSecAttrAccessible] {
+            protection = value
+        } else {
+            protection = SecConstant.kSecAttrAccessibleWhenUnlocked
+        }
+        let flags = Self.flags(item.attributes[SecConstant.kSecAttrAccessControl])
         unlockedSession = Self.whenUnlockedClasses.contains(protection)
         userPresence = !flags.intersection(.asksUser).isEmpty
     }

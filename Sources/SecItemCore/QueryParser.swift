@@ -197,7 +197,7 @@ package struct ItemRequest: Sendable {
             return
         }
         if role == .changes {
-            if key == "v_Data" {
+            if key == SecConstant.kSecValueData {
                 guard case .data(let d) = raw else {
                     throw SecItemError(errSecParam, "kSecValueData must be Data, not \(raw.typeName)")
                 }
@@ -208,20 +208,21 @@ package struct ItemRequest: Sendable {
         }
         // The cases are disjoint; the kSecReturn keys, the commonest in a search, come first.
         switch key {
-        case "r_Data", "r_Attributes", "r_Ref", "r_PersistentRef":
+        case SecConstant.kSecReturnData, SecConstant.kSecReturnAttributes, SecConstant.kSecReturnRef,
+            SecConstant.kSecReturnPersistentRef:
             guard role == .add || role == .search else { return }
             guard let b = raw.asBool else {
                 throw SecItemError(errSecParam, "\(key) must be a Bool, not \(raw.typeName)")
             }
             switch key {
-            case "r_Data": returns.data = b
-            case "r_Attributes": returns.attributes = b
-            case "r_Ref": returns.ref = b
+            case SecConstant.kSecReturnData: returns.data = b
+            case SecConstant.kSecReturnAttributes: returns.attributes = b
+            case SecConstant.kSecReturnRef: returns.ref = b
             default: returns.persistentRef = b
             }
-        case "nleg":
+        case SecConstant.kSecUseDataProtectionKeychain:
             return  // kSecUseDataProtectionKeychain: accepted and ignored.
-        case "v_Data":
+        case SecConstant.kSecValueData:
             switch role {
             case .add:
                 guard case .data(let d) = raw else {
@@ -231,7 +232,7 @@ package struct ItemRequest: Sendable {
             default:
                 return  // A search ignores kSecValueData.
             }
-        case "v_PersistentRef":
+        case SecConstant.kSecValuePersistentRef:
             guard role != .add else {
                 throw SecItemError(errSecParam, "kSecValuePersistentRef cannot be given to SecItemAdd")
             }
@@ -239,24 +240,24 @@ package struct ItemRequest: Sendable {
                 throw SecItemError(errSecParam, "kSecValuePersistentRef must be a 20-byte persistent reference")
             }
             persistentRef = ref
-        case "v_Ref":
+        case SecConstant.kSecValueRef:
             throw SecItemError(errSecParam, "kSecValueRef (SecKey/SecCertificate objects) is not supported on Linux")
         case _ where key.hasPrefix("v_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecValue key")
         case _ where key.hasPrefix("r_"):
             guard role == .add || role == .search else { return }
             throw SecItemError(errSecParam, "'\(key)' is not a kSecReturn key")
-        case "m_CaseInsensitive":
+        case SecConstant.kSecMatchCaseInsensitive:
             guard role != .add else { return }
             guard let b = raw.asBool else {
                 throw SecItemError(errSecParam, "kSecMatchCaseInsensitive must be a Bool, not \(raw.typeName)")
             }
             caseInsensitive = b
-        case "m_Limit":
+        case SecConstant.kSecMatchLimit:
             guard role == .search else { return }
             switch raw {
-            case .string("m_LimitOne"): limit = .count(1)
-            case .string("m_LimitAll"): limit = .all
+            case .string(SecConstant.kSecMatchLimitOne): limit = .count(1)
+            case .string(SecConstant.kSecMatchLimitAll): limit = .all
             case .integer(let n) where n >= 0: limit = .count(Int(clamping: n))
             case .double(let d) where d >= 0 && d == d.rounded():
                 limit = .count(Int(exactly: d) ?? Int.max)
@@ -264,35 +265,35 @@ package struct ItemRequest: Sendable {
                 throw SecItemError(
                     errSecParam, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a count ≥ 0")
             }
-        case "m_ItemList":
+        case SecConstant.kSecMatchItemList:
             guard role == .search else { return }
             throw SecItemError(errSecUnimplemented, "kSecMatchItemList is not implemented on Linux")
-        case "m_SearchList":
+        case SecConstant.kSecMatchSearchList:
             guard role == .search else { return }
             throw SecItemError(errSecUnimplemented, "kSecMatchSearchList (macOS file keychains) is not implemented on Linux")
         case _ where key.hasPrefix("m_"):
             guard role == .search else { return }
             throw SecItemError(errSecParam, "'\(key)' is not a kSecMatch key this keychain supports")
-        case "u_AuthUI":
+        case SecConstant.kSecUseAuthenticationUI:
             switch raw {
-            case .string("u_AuthUIA"):
+            case .string(SecConstant.kSecUseAuthenticationUIAllow):
                 allowsInteraction = true
                 authenticationUI = .allow
-            case .string("u_AuthUIF"):
+            case .string(SecConstant.kSecUseAuthenticationUIFail):
                 allowsInteraction = false
                 authenticationUI = .fail
-            case .string("u_AuthUIS"):
+            case .string(SecConstant.kSecUseAuthenticationUISkip):
                 allowsInteraction = false
                 authenticationUI = .skip
             default:
                 throw SecItemError(errSecParam, "kSecUseAuthenticationUI must be Allow, Fail or Skip")
             }
-        case "u_OpPrompt":
+        case SecConstant.kSecUseOperationPrompt:
             guard case .string(let prompt) = raw else {
                 throw SecItemError(errSecParam, "kSecUseOperationPrompt must be a String, not \(raw.typeName)")
             }
             operationPrompt = prompt
-        case "u_NoAuthUI":
+        case SecConstant.kSecUseNoAuthenticationUI:
             // Apple's deprecated spelling: true is kSecUseAuthenticationUIFail, false is …Allow.
             let noUI: Bool
             switch raw {
@@ -303,9 +304,9 @@ package struct ItemRequest: Sendable {
             }
             allowsInteraction = !noUI
             authenticationUI = noUI ? .fail : .allow
-        case "u_Keychain":
+        case SecConstant.kSecUseKeychain:
             throw SecItemError(errSecUnimplemented, "kSecUseKeychain (macOS file keychains) is not implemented on Linux")
-        case "u_AuthCtx":
+        case SecConstant.kSecUseAuthenticationContext:
             return
         case _ where key.hasPrefix("u_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecUse key")
@@ -318,12 +319,12 @@ package struct ItemRequest: Sendable {
     /// in an add, a search and a change alike. A `kSecAttrAccessible` that says otherwise
     /// is errSecParam, as on Apple platforms.
     private mutating func foldAccessControl(_ access: SecAccessControl) throws(SecItemError) {
-        if let given = attributes["pdmn"], given != .string(access.accessibility) {
+        if let given = attributes[SecConstant.kSecAttrAccessible], given != .string(access.accessibility) {
             throw SecItemError(
                 errSecParam, "kSecAttrAccessible and the kSecAttrAccessControl object's protection differ")
         }
-        attributes["pdmn"] = .string(access.accessibility)
-        attributes["accc"] = .number(Int64(bitPattern: UInt64(access.flags.rawValue)))
+        attributes[SecConstant.kSecAttrAccessible] = .string(access.accessibility)
+        attributes[SecConstant.kSecAttrAccessControl] = .number(Int64(bitPattern: UInt64(access.flags.rawValue)))
     }
 
     private mutating func takeAttribute(
@@ -349,7 +350,7 @@ package struct ItemRequest: Sendable {
             guard case .string(let group) = try Coercion.attributeValue(raw, key: key, kind: kind) else { return }
             accessGroup = group
         case .synchronizable:
-            if case .string("syna") = raw {
+            if case .string(SecConstant.kSecAttrSynchronizableAny) = raw {
                 guard role == .search || role == .modifyQuery else {
                     throw SecItemError(errSecParam, "kSecAttrSynchronizableAny is only valid in a search")
                 }

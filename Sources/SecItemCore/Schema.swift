@@ -52,6 +52,9 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The attributes that make an item unique, in canonical order (contract §3),
     /// including `agrp` and `sync`, which are in every class's primary key.
     public var primaryKeyAttributes: [String] { schema?.primaryKey ?? [] }
+
+    /// ``primaryKeyAttributes`` without `agrp` and `sync`: the class's own key attributes.
+    package var classKeyAttributes: [String] { classKeyKinds.map(\.name) }
 }
 
 /// One class's attribute table (contract §3–4): the attributes it may carry and
@@ -148,7 +151,12 @@ public enum Schema {
     }
 
     /// The values `kSecAttrAccessible` accepts.
-    public static let accessibilityValues: Set<String> = ["ak", "ck", "dk", "aku", "cku", "dku", "akpu"]
+    public static let accessibilityValues: Set<String> = [
+        SecConstant.kSecAttrAccessibleWhenUnlocked, SecConstant.kSecAttrAccessibleAfterFirstUnlock,
+        SecConstant.kSecAttrAccessibleAlways, SecConstant.kSecAttrAccessibleWhenUnlockedThisDeviceOnly,
+        SecConstant.kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, SecConstant.kSecAttrAccessibleAlwaysThisDeviceOnly,
+        SecConstant.kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly,
+    ]
 
     /// The key's ``AttributeCode`` when it has the shape of an attribute key (four
     /// bytes, none of them the `_` of the reserved prefixes), so that an unknown one
@@ -177,6 +185,21 @@ public enum Schema {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
         }
     }
+}
+
+/// The attribute codes Apple stores but names only in its private headers
+/// (SecItemPriv.h), so the package's code can name them as it names the public ones.
+/// Not in ConstantStrings.swift, which is generated from the public constants.
+extension SecConstant {
+    package static let kSecAttrAlias = "alis"
+    package static let kSecAttrScriptCode = "scrp"
+    package static let kSecAttrHasCustomIcon = "cusi"
+    package static let kSecAttrIsPrivate = "priv"
+    package static let kSecAttrIsModifiable = "modi"
+    package static let kSecAttrWasAlwaysSensitive = "asen"
+    package static let kSecAttrWasNeverExtractable = "next"
+    package static let kSecAttrCanSignRecover = "snrc"
+    package static let kSecAttrCanVerifyRecover = "vyrc"
 }
 
 /// A primary-key attribute: its name, the same as an ``AttributeCode``, and its kind.

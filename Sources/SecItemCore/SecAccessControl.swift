@@ -73,7 +73,7 @@ public final class SecAccessControl: Hashable, Sendable, CustomStringConvertible
 
     /// The protection classes `SecAccessControlCreateWithFlags` accepts (Apple's list in
     /// SecAccessControlSetProtection: the seven public `kSecAttrAccessible…` values).
-    static let protections: Set<String> = ["ak", "ck", "dk", "aku", "cku", "dku", "akpu"]
+    static var protections: Set<String> { Schema.accessibilityValues }
 
     /// Apple's checks in SecAccessControlCreateWithFlags, in Apple's order; the message
     /// for the first that fails, or `nil`.

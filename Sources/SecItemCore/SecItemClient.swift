@@ -306,8 +306,8 @@ enum ResultShaper {
         var out = [String: Any](minimumCapacity: item.attributes.count)
         for (key, value) in item.attributes { out[key] = value.anyValue }
         // kSecAttrAccessControl is stored as its flags next to pdmn; it comes back as the object.
-        if case .number(let flags)? = item.attributes["accc"], case .string(let pdmn)? = item.attributes["pdmn"] {
-            out["accc"] = SecAccessControl(
+        if case .number(let flags)? = item.attributes[SecConstant.kSecAttrAccessControl], case .string(let pdmn)? = item.attributes[SecConstant.kSecAttrAccessible] {
+            out[SecConstant.kSecAttrAccessControl] = SecAccessControl(
                 accessibility: pdmn, flags: SecAccessControlCreateFlags(rawValue: CFOptionFlags(UInt64(bitPattern: flags))))
         }
         return out
@@ -315,8 +315,8 @@ enum ResultShaper {
 
     static func dictionary(_ item: StoredItem, returns: ReturnFlags) -> [String: Any] {
         var out = returns.attributes ? attributes(of: item) : [:]
-        if returns.data, let data = item.data { out["v_Data"] = data }
-        if returns.persistentRef { out["v_PersistentRef"] = item.persistentReference }
+        if returns.data, let data = item.data { out[SecConstant.kSecValueData] = data }
+        if returns.persistentRef { out[SecConstant.kSecValuePersistentRef] = item.persistentReference }
         return out
     }
 }

@@ -31,7 +31,7 @@ public enum KeychainTransfer {
     /// Whether an item is bound to this device (`kSecAttrAccessible…ThisDeviceOnly`).
     public static func isThisDeviceOnly(_ item: StoredItem) -> Bool {
         guard case .string(let value)? = item.attributes[SecConstant.kSecAttrAccessible] else { return false }
-        return value.hasSuffix("u") || value == "akpu"
+        return value.hasSuffix("u") || value == SecConstant.kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly
     }
 
     /// The items of `backend` that `selection` takes, oldest first within each class.
@@ -234,7 +234,7 @@ public enum KeychainTransfer {
             }
             out = items.map { item in
                 var attributes = item.attributes
-                attributes["agrp"] = .string(accessGroup)
+                attributes[SecConstant.kSecAttrAccessGroup] = .string(accessGroup)
                 return StoredItem(itemClass: item.itemClass, id: UUID(), attributes: attributes, data: item.data)
             }
         } else if let (index, item) = items.enumerated().first(where: { !entitled.permits($0.element.accessGroup) }) {

@@ -9,7 +9,7 @@ enum DumpVerb {
         synopsis: "[-G group] [-d] [--yes]",
         discussion: """
             Items of every class in every access group (only the group -G names, when given) are listed,
-            oldest first; each item's group is its "agrp" attribute. -d also prints each item's data; it asks for confirmation on standard error and reads
+            oldest first; each item's group is its agrp (kSecAttrAccessGroup) attribute. -d also prints each item's data; it asks for confirmation on standard error and reads
             the answer from standard input (y or yes), unless --yes is given.
             """,
         options: [

@@ -20,9 +20,9 @@ enum GroupVerbs {
             OptionSpec("to", long: "to", valueName: "group", help: "The group to move the items to."),
             OptionSpec("group", short: "G", long: "access-group", valueName: "group", help: "Only items in this group (default: every group)."),
             OptionSpec("class", long: "class", valueName: "class", help: "Only this class: genp, inet, cert or keys (default: all)."),
-            OptionSpec("acct", short: "a", valueName: "account", help: "Only items with this account."),
+            OptionSpec("account", short: "a", valueName: "account", help: "Only items with this account."),
             OptionSpec("service", short: "s", valueName: "name", help: "Only generic passwords of this service and internet passwords of this server."),
-            OptionSpec("labl", short: "l", valueName: "label", help: "Only items with this label."),
+            OptionSpec("label", short: "l", valueName: "label", help: "Only items with this label."),
         ]
     ) { (session: Session) throws(CommandError) in
         let args = session.arguments
@@ -40,8 +40,8 @@ enum GroupVerbs {
         var batches: [(query: [String: Any], group: String, refs: [Data])] = []
         for itemClass in classes {
             var query: [String: Any] = [kSecClass as String: itemClass, kSecAttrSynchronizable as String: kSecAttrSynchronizableAny as String]
-            if let account = args.value("acct") { query[kSecAttrAccount as String] = account }
-            if let label = args.value("labl") { query[kSecAttrLabel as String] = label }
+            if let account = args.value("account") { query[kSecAttrAccount as String] = account }
+            if let label = args.value("label") { query[kSecAttrLabel as String] = label }
             if let name = args.value("service") {
                 if itemClass == kSecClassGenericPassword as String {
                     query[kSecAttrService as String] = name

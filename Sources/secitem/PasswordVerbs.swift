@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 
 /// add-/find-/delete-generic-password and their -internet-password variants.
 enum PasswordVerbs {
@@ -24,27 +25,27 @@ enum PasswordVerbs {
     }
 
     static let common: [AttributeFlag] = [
-        AttributeFlag("a", "acct", "account", "Account name."),
-        AttributeFlag("c", "crtr", "creator", "Creator (a four-character code).", fourCharCode: true),
-        AttributeFlag("C", "type", "type", "Type (a four-character code).", fourCharCode: true),
-        AttributeFlag("D", "desc", "kind", "Kind (kSecAttrDescription)."),
-        AttributeFlag("j", "icmt", "comment", "Comment."),
-        AttributeFlag("l", "labl", "label", "Label."),
+        AttributeFlag("a", kSecAttrAccount as String, "account", "Account name."),
+        AttributeFlag("c", kSecAttrCreator as String, "creator", "Creator (a four-character code).", fourCharCode: true),
+        AttributeFlag("C", kSecAttrType as String, "type", "Type (a four-character code).", fourCharCode: true),
+        AttributeFlag("D", kSecAttrDescription as String, "kind", "Kind (kSecAttrDescription)."),
+        AttributeFlag("j", kSecAttrComment as String, "comment", "Comment."),
+        AttributeFlag("l", kSecAttrLabel as String, "label", "Label."),
     ]
 
     static let generic: [AttributeFlag] = common + [
-        AttributeFlag("s", "svce", "service", "Service name."),
+        AttributeFlag("s", kSecAttrService as String, "service", "Service name."),
         // macOS spells this -G; here -G is the access group (docs/cli.md).
-        AttributeFlag(nil, long: "generic", "gena", "value", "Generic attribute (kSecAttrGeneric)."),
+        AttributeFlag(nil, long: "generic", kSecAttrGeneric as String, "value", "Generic attribute (kSecAttrGeneric)."),
     ]
 
     static let internet: [AttributeFlag] = common + [
-        AttributeFlag("s", "srvr", "server", "Server name."),
-        AttributeFlag("d", "sdmn", "domain", "Security domain."),
-        AttributeFlag("p", "path", "path", "Path."),
-        AttributeFlag("P", "port", "port", "Port number.", number: true),
-        AttributeFlag("r", "ptcl", "protocol", "Protocol, a four-character code such as http, htps, ftp, ssh.", fourCharCode: true),
-        AttributeFlag("t", "atyp", "type", "Authentication type, a four-character code such as dflt, http, form, ntlm.", fourCharCode: true),
+        AttributeFlag("s", kSecAttrServer as String, "server", "Server name."),
+        AttributeFlag("d", kSecAttrSecurityDomain as String, "domain", "Security domain."),
+        AttributeFlag("p", kSecAttrPath as String, "path", "Path."),
+        AttributeFlag("P", kSecAttrPort as String, "port", "Port number.", number: true),
+        AttributeFlag("r", kSecAttrProtocol as String, "protocol", "Protocol, a four-character code such as http, htps, ftp, ssh.", fourCharCode: true),
+        AttributeFlag("t", kSecAttrAuthenticationType as String, "type", "Authentication type, a four-character code such as dflt, http, form, ntlm.", fourCharCode: true),
     ]
 
     /// `-G`/`--access-group`: the group an add targets, or the one a find or delete looks in.
@@ -86,7 +87,7 @@ enum PasswordVerbs {
                     throw CommandError(.usage, "\(flag.name) needs a code of 1 to 4 bytes\(UsageError.notShown)")
                 }
                 out[flag.attribute] = value.padding(toLength: 4, withPad: " ", startingAt: 0)
-            } else if flag.attribute == "gena" {
+            } else if flag.attribute == kSecAttrGeneric as String {
                 out[flag.attribute] = Data(value.utf8)
             } else {
                 out[flag.attribute] = value
@@ -164,9 +165,9 @@ enum PasswordVerbs {
                 try client.addItem(item)
             } catch SecItemError.duplicateItem where args.has("update") {
                 var query: [String: Any] = [kSecClass as String: itemClass]
-                let keyAttributes: Set<String> = itemClass == kSecClassGenericPassword as String
-                    ? ["acct", "svce"] : ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"]
-                for key in keyAttributes { query[key] = given[key] ?? (key == "port" ? 0 as Any : "" as Any) }
+                // The class's own primary-key attributes (the group is set below).
+                let keyAttributes = Set(ItemClass(rawValue: itemClass)?.classKeyAttributes ?? [])
+                for key in keyAttributes { query[key] = given[key] ?? (key == kSecAttrPort as String ? 0 as Any : "" as Any) }
                 // The primary key includes the group: only the item in the group the add targets.
                 query[kSecAttrAccessGroup as String] = group
                 var changes = given.filter { !keyAttributes.contains($0.key) }
@@ -272,7 +273,7 @@ enum PasswordVerbs {
 enum ItemFormat {
     static func describe(_ attributes: [String: Any], itemClass: String, backend: String) -> String {
         var out = "keychain: \"\(backend)\"\nclass: \"\(itemClass)\"\nattributes:\n"
-        for key in attributes.keys.sorted() where key != kSecValueData as String && key != kSecValuePersistentRef as String && key != "class" {
+        for key in attributes.keys.sorted() where key != kSecValueData as String && key != kSecValuePersistentRef as String && key != kSecClass as String {
             guard let value = attributes[key] else { continue }
             out += "    \"\(key)\"\(typed(value))\n"
         }

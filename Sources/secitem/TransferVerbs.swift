@@ -10,9 +10,9 @@ enum TransferVerbs {
 
     static let selectionOptions: [OptionSpec] = [
         OptionSpec("class", long: "class", valueName: "class", help: "Only this class: genp, inet, cert or keys (default: all)."),
-        OptionSpec("acct", short: "a", valueName: "account", help: "Only items with this account."),
+        OptionSpec("account", short: "a", valueName: "account", help: "Only items with this account."),
         OptionSpec("service", short: "s", valueName: "name", help: "Only generic passwords of this service and internet passwords of this server."),
-        OptionSpec("labl", short: "l", valueName: "label", help: "Only items with this label."),
+        OptionSpec("label", short: "l", valueName: "label", help: "Only items with this label."),
         OptionSpec("group", long: "group", valueName: "group", help: "Only this access group (default: every group in the store)."),
         OptionSpec("thisDevice", long: "include-this-device-only", .flag, help: "Also take items whose accessibility is …ThisDeviceOnly."),
     ]
@@ -31,8 +31,8 @@ enum TransferVerbs {
             }
             selection.classes = [itemClass]
         }
-        if let account = args.value("acct") { selection.attributes["acct"] = .string(account) }
-        if let label = args.value("labl") { selection.attributes["labl"] = .string(label) }
+        if let account = args.value("account") { selection.attributes[SecConstant.kSecAttrAccount] = .string(account) }
+        if let label = args.value("label") { selection.attributes[SecConstant.kSecAttrLabel] = .string(label) }
         selection.serviceOrServer = args.value("service")
         selection.includeThisDeviceOnly = args.has("thisDevice")
         return selection
@@ -208,7 +208,7 @@ enum TransferVerbs {
         let adopted = originals.map { original -> StoredItem in
             var copy = original
             copy.id = UUID()
-            copy.attributes["agrp"] = .string(group)
+            copy.attributes[SecConstant.kSecAttrAccessGroup] = .string(group)
             return copy
         }
         do throws(SecItemError) {

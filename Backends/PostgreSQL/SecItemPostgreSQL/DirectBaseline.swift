@@ -32,7 +32,10 @@ public final class DirectPostgreSQLKeychain {
         try session.codec.primaryKeyMAC(
             PrimaryKey(
                 itemClass: .genericPassword,
-                attributes: ["acct": .string(account), "svce": .string(service), "agrp": .string(group), "sync": .number(0)]))
+                attributes: [
+                    SecConstant.kSecAttrAccount: .string(account), SecConstant.kSecAttrService: .string(service),
+                    SecConstant.kSecAttrAccessGroup: .string(group), SecConstant.kSecAttrSynchronizable: .number(0),
+                ]))
     }
 
     private func item(account: String, label: String, data: [UInt8]) -> StoredItem {
@@ -40,8 +43,11 @@ public final class DirectPostgreSQLKeychain {
         return StoredItem(
             itemClass: .genericPassword, id: UUID(),
             attributes: [
-                "acct": .string(account), "svce": .string(service), "labl": .string(label), "agrp": .string(group),
-                "sync": .number(0), "pdmn": .string("ak"), "cdat": .date(now), "mdat": .date(now),
+                SecConstant.kSecAttrAccount: .string(account), SecConstant.kSecAttrService: .string(service),
+                SecConstant.kSecAttrLabel: .string(label), SecConstant.kSecAttrAccessGroup: .string(group),
+                SecConstant.kSecAttrSynchronizable: .number(0),
+                SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleWhenUnlocked),
+                SecConstant.kSecAttrCreationDate: .date(now), SecConstant.kSecAttrModificationDate: .date(now),
             ],
             data: Data(data))
     }
@@ -55,7 +61,7 @@ public final class DirectPostgreSQLKeychain {
     /// - Returns: The data's length, or -1 when not found.
     public func lookup(account: String) throws(SecItemError) -> Int {
         let conditions = ["i.class = $1::text", "i.pk IN ($2::bytea)"]
-        let r = try exec(sql.selectWithEpoch(conditions), [.text("genp"), .bytes(try primaryKeyMAC(account))])
+        let r = try exec(sql.selectWithEpoch(conditions), [.text(ItemClass.genericPassword.rawValue), .bytes(try primaryKeyMAC(account))])
         guard r.rows >= 1, let generation = r.int64(0, 1) else { return -1 }
         let row = Session.Row(result: r, row: 0)
         guard row.seq != nil, case .item(let item, _) = try session.codec.decode(row, maxVersion: generation) else {
@@ -66,7 +72,7 @@ public final class DirectPostgreSQLKeychain {
 
     private func locked(_ account: String) throws(SecItemError) -> Session.Match? {
         let conditions = ["i.class = $1::text", "i.pk IN ($2::bytea)"]
-        let r = try exec(sql.selectInWrite(conditions), [.text("genp"), .bytes(try primaryKeyMAC(account))])
+        let r = try exec(sql.selectInWrite(conditions), [.text(ItemClass.genericPassword.rawValue), .bytes(try primaryKeyMAC(account))])
         guard r.rows >= 1 else { return nil }
         let row = Session.Row(result: r, row: 0)
         guard let seq = row.seq, case .item(let item, _) = try session.codec.decode(row, maxVersion: session.commitment.generation)
@@ -80,7 +86,7 @@ public final class DirectPostgreSQLKeychain {
             guard let match = try locked(account) else { return 0 }
             var changed = match.item
             changed.data = Data(data)
-            changed.attributes["mdat"] = .date(Date())
+            changed.attributes[SecConstant.kSecAttrModificationDate] = .date(Date())
             try session.rewrite(match, with: changed)
             return 1
         }
@@ -97,11 +103,14 @@ public final class DirectPostgreSQLKeychain {
 
     /// One SELECT by label HMAC, one GCM open per row.
     public func count(label: String) throws(SecItemError) -> Int {
-        let mac = try session.codec.attributeMAC(.genericPassword, "labl", .string(label))
+        let mac = try session.codec.attributeMAC(.genericPassword, SecConstant.kSecAttrLabel, .string(label))
         let agrp = try session.codec.accessGroupMAC(.genericPassword, group)
         let r = try exec(
-            sql.selectWithEpoch(["i.class = $1::text", "i.h_agrp IN ($2::bytea)", "i.h_labl = $3::bytea"]),
-            [.text("genp"), .bytes(agrp), .bytes(mac)])
+            sql.selectWithEpoch([
+                "i.class = $1::text", "i.\(IndexedColumns.accessGroup) IN ($2::bytea)",
+                "i.\(IndexedColumns.column(for: SecConstant.kSecAttrLabel)) = $3::bytea",
+            ]),
+            [.text(ItemClass.genericPassword.rawValue), .bytes(agrp), .bytes(mac)])
         guard r.rows >= 1, let generation = r.int64(0, 1) else { return 0 }
         var n = 0
         for i in 0..<r.rows {

@@ -547,12 +547,12 @@ final class Session {
             for group in query.accessGroups.sorted() {
                 list.append(placeholder(.bytes(try codec.accessGroupMAC(itemClass, group)), "bytea"))
             }
-            plan.conditions.append("i.h_agrp IN (\(list.joined(separator: ", ")))")
+            plan.conditions.append("i.\(IndexedColumns.accessGroup) IN (\(list.joined(separator: ", ")))")
         }
         switch query.synchronizable {
         case .no, .yes:
             let mac = try codec.syncMAC(itemClass, query.synchronizable == .yes)
-            plan.conditions.append("i.h_sync = \(placeholder(.bytes(mac), "bytea"))")
+            plan.conditions.append("i.\(IndexedColumns.synchronizable) = \(placeholder(.bytes(mac), "bytea"))")
         case .any:
             break
         }
@@ -560,7 +560,7 @@ final class Session {
             for name in IndexedColumns.attributes {
                 guard let value = query.attributes[name] else { continue }
                 let mac = try codec.attributeMAC(itemClass, name, value)
-                plan.conditions.append("i.h_\(name) = \(placeholder(.bytes(mac), "bytea"))")
+                plan.conditions.append("i.\(IndexedColumns.column(for: name)) = \(placeholder(.bytes(mac), "bytea"))")
             }
         }
         return plan

@@ -11,7 +11,14 @@ package enum IndexedColumns {
     /// (The file format: svce, acct, srvr, labl, in this order; the schema names these columns.)
     package static let attributes = Schema.indexedAttributes
     /// All HMAC columns: the attributes above, then access group and sync state.
-    package static let columns = attributes.map { "h_" + $0 } + ["h_agrp", "h_sync"]
+    package static let columns = attributes.map(column(for:)) + [accessGroup, synchronizable]
+    /// The column of the item's effective access group (`h_agrp`).
+    package static let accessGroup = column(for: SecConstant.kSecAttrAccessGroup)
+    /// The column of the item's synchronizable state (`h_sync`).
+    package static let synchronizable = column(for: SecConstant.kSecAttrSynchronizable)
+
+    /// The HMAC column of attribute `code` (`h_svce`): the file format's column names.
+    package static func column(for code: String) -> String { "h_" + code }
 }
 
 /// A row as it is written.
@@ -137,7 +144,7 @@ package struct RowCodec {
         if let known = keys.memo[key] {
             value = known
         } else {
-            value = try mac(itemClass.rawValue, "agrp", Array(group.utf8))
+            value = try mac(itemClass.rawValue, SecConstant.kSecAttrAccessGroup, Array(group.utf8))
             if keys.memo.count >= 256 { keys.memo.removeAll() }
             keys.memo[key] = value
         }
@@ -148,7 +155,7 @@ package struct RowCodec {
     /// Memoised per data key (two values per class).
     package func syncMAC(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
         if let known = synchronizable ? scratch.syncMACs[itemClass] : scratch.noSyncMACs[itemClass] { return known }
-        let value = try mac(itemClass.rawValue, "sync", [synchronizable ? 1 : 0])
+        let value = try mac(itemClass.rawValue, SecConstant.kSecAttrSynchronizable, [synchronizable ? 1 : 0])
         if synchronizable { scratch.syncMACs[itemClass] = value } else { scratch.noSyncMACs[itemClass] = value }
         return value
     }

@@ -467,7 +467,7 @@ final class SQLiteConnection {
             stmt = known
         } else {
             let conditions = IndexedColumns.attributes.enumerated().filter { shape & (1 << $0.offset) != 0 }
-                .map { "h_\($0.element) = ?" }
+                .map { "\(IndexedColumns.column(for: $0.element)) = ?" }
             stmt = try db.statement(
                 "SELECT \(selectColumns) FROM \(table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq")
             probeStatements[shape] = stmt
@@ -591,12 +591,12 @@ final class SQLiteConnection {
             if query.accessGroups.isEmpty && !query.coversEveryAccessGroup { return nil }
             if !query.coversEveryAccessGroup && query.accessGroups.count <= 16 {
                 let groups = query.accessGroups.sorted()
-                conditions.append("h_agrp IN (\(groups.map { _ in "?" }.joined(separator: ", ")))")
+                conditions.append("\(IndexedColumns.accessGroup) IN (\(groups.map { _ in "?" }.joined(separator: ", ")))")
                 for g in groups { binds.append(.bytes(try codec.accessGroupMAC(itemClass, g))) }
             }
             switch query.synchronizable {
             case .no, .yes:
-                conditions.append("h_sync = ?")
+                conditions.append("\(IndexedColumns.synchronizable) = ?")
                 binds.append(.bytes(try codec.syncMAC(itemClass, query.synchronizable == .yes)))
             case .any:
                 break
@@ -608,7 +608,7 @@ final class SQLiteConnection {
                 } else {
                     for name in IndexedColumns.attributes {
                         guard let value = query.attributes[name] else { continue }
-                        conditions.append("h_\(name) = ?")
+                        conditions.append("\(IndexedColumns.column(for: name)) = ?")
                         binds.append(.bytes(try codec.attributeMAC(itemClass, name, value)))
                     }
                 }
@@ -627,8 +627,8 @@ final class SQLiteConnection {
             return nil
         }
         var attributes = query.attributes
-        attributes["agrp"] = .string(group)
-        attributes["sync"] = .number(query.synchronizable == .yes ? 1 : 0)
+        attributes[SecConstant.kSecAttrAccessGroup] = .string(group)
+        attributes[SecConstant.kSecAttrSynchronizable] = .number(query.synchronizable == .yes ? 1 : 0)
         guard itemClass.primaryKeyAttributes.allSatisfy({ attributes[$0] != nil }) else { return nil }
         // Not a probe StoredItem: its UUID() would read /dev/urandom on every lookup.
         return try codec.primaryKeyMAC(PrimaryKey(itemClass: itemClass, attributes: attributes))

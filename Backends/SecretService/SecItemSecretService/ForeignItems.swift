@@ -25,10 +25,18 @@ enum ForeignItems {
 
     /// `protocol` values (git's and GNOME's) and their `kSecAttrProtocol` codes.
     static let protocolCodes: [String: String] = [
-        "https": "htps", "http": "http", "ftp": "ftp ", "ftps": "ftps", "imap": "imap", "imaps": "imps",
-        "smtp": "smtp", "pop3": "pop3", "pop3s": "pops", "ldap": "ldap", "ldaps": "ldps", "nntp": "nntp",
-        "nntps": "ntps", "smb": "smb ", "socks": "sox ", "ssh": "ssh ", "sftp": "ssh ", "afp": "afp ",
-        "telnet": "teln", "irc": "irc ", "ircs": "ircs", "davs": "htps", "dav": "http",
+        "https": SecConstant.kSecAttrProtocolHTTPS, "http": SecConstant.kSecAttrProtocolHTTP,
+        "ftp": SecConstant.kSecAttrProtocolFTP, "ftps": SecConstant.kSecAttrProtocolFTPS,
+        "imap": SecConstant.kSecAttrProtocolIMAP, "imaps": SecConstant.kSecAttrProtocolIMAPS,
+        "smtp": SecConstant.kSecAttrProtocolSMTP, "pop3": SecConstant.kSecAttrProtocolPOP3,
+        "pop3s": SecConstant.kSecAttrProtocolPOP3S, "ldap": SecConstant.kSecAttrProtocolLDAP,
+        "ldaps": SecConstant.kSecAttrProtocolLDAPS, "nntp": SecConstant.kSecAttrProtocolNNTP,
+        "nntps": SecConstant.kSecAttrProtocolNNTPS, "smb": SecConstant.kSecAttrProtocolSMB,
+        "socks": SecConstant.kSecAttrProtocolSOCKS, "ssh": SecConstant.kSecAttrProtocolSSH,
+        "sftp": SecConstant.kSecAttrProtocolSSH, "afp": SecConstant.kSecAttrProtocolAFP,
+        "telnet": SecConstant.kSecAttrProtocolTelnet, "irc": SecConstant.kSecAttrProtocolIRC,
+        "ircs": SecConstant.kSecAttrProtocolIRCS, "davs": SecConstant.kSecAttrProtocolHTTPS,
+        "dav": SecConstant.kSecAttrProtocolHTTP,
     ]
 
     /// The keychain item a foreign Secret Service item is seen as, or `nil` when
@@ -45,26 +53,26 @@ enum ForeignItems {
         {
             guard let code = protocolCodes[scheme.lowercased()] else { return nil }
             itemClass = .internetPassword
-            values["srvr"] = .string(server)
-            values["ptcl"] = .string(code)
-            values["acct"] = .string(attributes["user"] ?? "")
-            values["path"] = .string(attributes["object"] ?? "")
-            values["port"] = .number(attributes["port"].flatMap { Int64($0) } ?? 0)
-            values["sdmn"] = .string(attributes["domain"] ?? "")
-            values["atyp"] = .string("dflt")
+            values[SecConstant.kSecAttrServer] = .string(server)
+            values[SecConstant.kSecAttrProtocol] = .string(code)
+            values[SecConstant.kSecAttrAccount] = .string(attributes["user"] ?? "")
+            values[SecConstant.kSecAttrPath] = .string(attributes["object"] ?? "")
+            values[SecConstant.kSecAttrPort] = .number(attributes["port"].flatMap { Int64($0) } ?? 0)
+            values[SecConstant.kSecAttrSecurityDomain] = .string(attributes["domain"] ?? "")
+            values[SecConstant.kSecAttrAuthenticationType] = .string(SecConstant.kSecAttrAuthenticationTypeDefault)
         } else if let service = attributes["service"], let account = attributes["account"] ?? attributes["username"] {
             itemClass = .genericPassword
-            values["svce"] = .string(service)
-            values["acct"] = .string(account)
+            values[SecConstant.kSecAttrService] = .string(service)
+            values[SecConstant.kSecAttrAccount] = .string(account)
         } else {
             return nil
         }
-        if !label.isEmpty { values["labl"] = .string(label) }
-        values["agrp"] = .string(accessGroup)
-        values["pdmn"] = .string("ak")
-        values["sync"] = .number(0)
-        values["cdat"] = .date(created ?? Date(timeIntervalSince1970: 0))
-        values["mdat"] = .date(modified ?? created ?? Date(timeIntervalSince1970: 0))
+        if !label.isEmpty { values[SecConstant.kSecAttrLabel] = .string(label) }
+        values[SecConstant.kSecAttrAccessGroup] = .string(accessGroup)
+        values[SecConstant.kSecAttrAccessible] = .string(SecConstant.kSecAttrAccessibleWhenUnlocked)
+        values[SecConstant.kSecAttrSynchronizable] = .number(0)
+        values[SecConstant.kSecAttrCreationDate] = .date(created ?? Date(timeIntervalSince1970: 0))
+        values[SecConstant.kSecAttrModificationDate] = .date(modified ?? created ?? Date(timeIntervalSince1970: 0))
         return StoredItem(itemClass: itemClass, id: id(ofPath: path), attributes: values, data: data)
     }
 
@@ -101,11 +109,11 @@ enum ForeignItems {
         if query.itemClass == nil || query.itemClass == .genericPassword {
             var bySecretTool: [String: String] = [:]
             var byKeyring: [String: String] = [:]
-            if let service = string("svce") {
+            if let service = string(SecConstant.kSecAttrService) {
                 bySecretTool["service"] = service
                 byKeyring["service"] = service
             }
-            if let account = string("acct") {
+            if let account = string(SecConstant.kSecAttrAccount) {
                 bySecretTool["account"] = account
                 byKeyring["username"] = account
             }
@@ -118,8 +126,8 @@ enum ForeignItems {
         }
         if query.itemClass == nil || query.itemClass == .internetPassword {
             var inet: [String: String] = [:]
-            if let server = string("srvr") { inet["server"] = server }
-            if let account = string("acct") { inet["user"] = account }
+            if let server = string(SecConstant.kSecAttrServer) { inet["server"] = server }
+            if let account = string(SecConstant.kSecAttrAccount) { inet["user"] = account }
             if !out.contains([:]) { out.append(inet) }
         }
         return out

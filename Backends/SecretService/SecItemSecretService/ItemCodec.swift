@@ -32,21 +32,60 @@ enum ItemCodec {
 
     /// Readable Secret Service attribute names for the keychain's four-letter keys.
     static let readableNames: [String: String] = [
-        "agrp": "access-group", "pdmn": "accessible", "accc": "access-control", "sync": "synchronizable",
-        "cdat": "creation-date", "mdat": "modification-date", "tkid": "token-id",
-        "acct": "account", "svce": "service", "gena": "generic", "desc": "description", "icmt": "comment",
-        "crtr": "creator", "type": "type", "labl": "label", "invi": "invisible", "nega": "negative",
-        "alis": "alias", "sdmn": "security-domain", "srvr": "server", "ptcl": "protocol",
-        "atyp": "authentication-type", "port": "port", "path": "path",
-        "ctyp": "certificate-type", "cenc": "certificate-encoding", "subj": "subject", "issr": "issuer",
-        "slnr": "serial-number", "skid": "subject-key-id", "pkhh": "public-key-hash",
-        "kcls": "key-class", "perm": "permanent", "priv": "private", "modi": "modifiable",
-        "klbl": "application-label", "atag": "application-tag", "bsiz": "key-size-in-bits",
-        "esiz": "effective-key-size", "sdat": "start-date", "edat": "end-date", "sens": "sensitive",
-        "asen": "always-sensitive", "extr": "extractable", "next": "never-extractable",
-        "encr": "can-encrypt", "decr": "can-decrypt", "drve": "can-derive", "sign": "can-sign",
-        "vrfy": "can-verify", "snrc": "can-sign-recover", "vyrc": "can-verify-recover", "wrap": "can-wrap",
-        "unwp": "can-unwrap",
+        SecConstant.kSecAttrAccessGroup: "access-group",
+        SecConstant.kSecAttrAccessible: "accessible",
+        SecConstant.kSecAttrAccessControl: "access-control",
+        SecConstant.kSecAttrSynchronizable: "synchronizable",
+        SecConstant.kSecAttrCreationDate: "creation-date",
+        SecConstant.kSecAttrModificationDate: "modification-date",
+        SecConstant.kSecAttrTokenID: "token-id",
+        SecConstant.kSecAttrAccount: "account",
+        SecConstant.kSecAttrService: "service",
+        SecConstant.kSecAttrGeneric: "generic",
+        SecConstant.kSecAttrDescription: "description",
+        SecConstant.kSecAttrComment: "comment",
+        SecConstant.kSecAttrCreator: "creator",
+        SecConstant.kSecAttrType: "type",
+        SecConstant.kSecAttrLabel: "label",
+        SecConstant.kSecAttrIsInvisible: "invisible",
+        SecConstant.kSecAttrIsNegative: "negative",
+        SecConstant.kSecAttrAlias: "alias",
+        SecConstant.kSecAttrSecurityDomain: "security-domain",
+        SecConstant.kSecAttrServer: "server",
+        SecConstant.kSecAttrProtocol: "protocol",
+        SecConstant.kSecAttrAuthenticationType: "authentication-type",
+        SecConstant.kSecAttrPort: "port",
+        SecConstant.kSecAttrPath: "path",
+        SecConstant.kSecAttrCertificateType: "certificate-type",
+        SecConstant.kSecAttrCertificateEncoding: "certificate-encoding",
+        SecConstant.kSecAttrSubject: "subject",
+        SecConstant.kSecAttrIssuer: "issuer",
+        SecConstant.kSecAttrSerialNumber: "serial-number",
+        SecConstant.kSecAttrSubjectKeyID: "subject-key-id",
+        SecConstant.kSecAttrPublicKeyHash: "public-key-hash",
+        SecConstant.kSecAttrKeyClass: "key-class",
+        SecConstant.kSecAttrIsPermanent: "permanent",
+        SecConstant.kSecAttrIsPrivate: "private",
+        SecConstant.kSecAttrIsModifiable: "modifiable",
+        SecConstant.kSecAttrApplicationLabel: "application-label",
+        SecConstant.kSecAttrApplicationTag: "application-tag",
+        SecConstant.kSecAttrKeySizeInBits: "key-size-in-bits",
+        SecConstant.kSecAttrEffectiveKeySize: "effective-key-size",
+        SecConstant.kSecAttrStartDate: "start-date",
+        SecConstant.kSecAttrEndDate: "end-date",
+        SecConstant.kSecAttrIsSensitive: "sensitive",
+        SecConstant.kSecAttrWasAlwaysSensitive: "always-sensitive",
+        SecConstant.kSecAttrIsExtractable: "extractable",
+        SecConstant.kSecAttrWasNeverExtractable: "never-extractable",
+        SecConstant.kSecAttrCanEncrypt: "can-encrypt",
+        SecConstant.kSecAttrCanDecrypt: "can-decrypt",
+        SecConstant.kSecAttrCanDerive: "can-derive",
+        SecConstant.kSecAttrCanSign: "can-sign",
+        SecConstant.kSecAttrCanVerify: "can-verify",
+        SecConstant.kSecAttrCanSignRecover: "can-sign-recover",
+        SecConstant.kSecAttrCanVerifyRecover: "can-verify-recover",
+        SecConstant.kSecAttrCanWrap: "can-wrap",
+        SecConstant.kSecAttrCanUnwrap: "can-unwrap",
     ]
 
     /// The Secret Service attribute name of a keychain attribute key.
@@ -124,7 +163,7 @@ enum ItemCodec {
             kinds.append("\(key)=\(base64 ? Character(letter.uppercased()) : letter)")
             out[readableName(key)] = text
             // Python keyring looks items up by `service` and `username`.
-            if key == "acct", !base64 { out[Reserved.username] = text }
+            if key == SecConstant.kSecAttrAccount, !base64 { out[Reserved.username] = text }
         }
         out[Reserved.kinds] = kinds.joined(separator: ",")
         return out
@@ -172,9 +211,9 @@ enum ItemCodec {
             let clean = s.replacingOccurrences(of: "\0", with: "")
             return clean.isEmpty ? nil : clean
         }
-        if let label = readable("labl") { return label }
-        let main = readable("svce") ?? readable("srvr")
-        let account = readable("acct")
+        if let label = readable(SecConstant.kSecAttrLabel) { return label }
+        let main = readable(SecConstant.kSecAttrService) ?? readable(SecConstant.kSecAttrServer)
+        let account = readable(SecConstant.kSecAttrAccount)
         switch (main, account) {
         case (let m?, let a?): return "\(m) (\(a))"
         case (let m?, nil): return m
@@ -215,11 +254,11 @@ enum ItemCodec {
         if let cls = query.itemClass { out[Reserved.itemClass] = cls.rawValue }
         if let id = query.persistentReferenceID { out[Reserved.uuid] = id.uuidString }
         if !query.coversEveryAccessGroup, query.accessGroups.count == 1, let group = query.accessGroups.first {
-            out[readableName("agrp")] = text(.string(group), key: "agrp").text
+            out[readableName(SecConstant.kSecAttrAccessGroup)] = text(.string(group), key: SecConstant.kSecAttrAccessGroup).text
         }
         switch query.synchronizable {
-        case .no: out[readableName("sync")] = "0"
-        case .yes: out[readableName("sync")] = "1"
+        case .no: out[readableName(SecConstant.kSecAttrSynchronizable)] = "0"
+        case .yes: out[readableName(SecConstant.kSecAttrSynchronizable)] = "1"
         case .any: break
         }
         for (key, value) in query.attributes {

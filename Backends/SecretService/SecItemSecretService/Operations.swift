@@ -263,9 +263,7 @@ struct Operations {
     /// holds the primary key (so add-or-update code updates it in place), else errSecParam.
     private func refuseForeignAdd(_ item: StoredItem) throws(SecItemError) -> Never {
         var keyAttributes: [String: AttributeValue] = [:]
-        let keys = item.itemClass == .internetPassword
-            ? ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"] : ["acct", "svce"]
-        for key in keys {
+        for key in item.itemClass.classKeyAttributes {
             if let value = item.attributes[key] { keyAttributes[key] = value }
         }
         let query = ItemQuery(
@@ -310,7 +308,7 @@ struct Operations {
         if found.item.accessGroup == ForeignItems.accessGroup {
             // In place: the secret only, never the other tool's attributes or label.
             var unchanged = item.attributes
-            unchanged["mdat"] = found.item.attributes["mdat"]
+            unchanged[SecConstant.kSecAttrModificationDate] = found.item.attributes[SecConstant.kSecAttrModificationDate]
             guard unchanged == found.item.attributes else {
                 throw SecItemError(
                     errSecParam,
