@@ -28,18 +28,6 @@ long long csecitem_process_core_limit(void) {
     return (long long)limit.rlim_cur;
 }
 
-int csecitem_environment_scrub(const char *name) {
-    char *value = getenv(name);
-    if (value == NULL) return 0;
-    /* The whole "NAME=value" string: at start-up it lies in the block the kernel
-     * shows as /proc/PID/environ. unsetenv only drops the pointer to it. */
-    char *entry = value - strlen(name) - 1;
-    size_t length = strlen(entry);
-    unsetenv(name);
-    explicit_bzero(entry, length);
-    return 1;
-}
-
 /* The prompt's state, read by the signal handler. */
 static const int prompt_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define PROMPT_SIGNAL_COUNT (sizeof prompt_signals / sizeof prompt_signals[0])

@@ -52,7 +52,9 @@ public struct BackendDiagnosis: Sendable {
         var diagnosis = BackendDiagnosis(
             chosen: nil, reason: "", chosenUsable: false, findings: [], configuration: [], environment: [])
         for name in shownVariables {
-            guard let value = environment[name], !value.isEmpty else { continue }
+            // Secrets the command took out of its environment (SecretEnvironment) are still "set".
+            let taken = SecretEnvironment.value(name).map { $0.isEmpty ? "" : "(set)" }
+            guard let value = environment[name] ?? taken, !value.isEmpty else { continue }
             let secret = SecItemConfiguration.Variable.secrets.contains(name) || maybeSecretVariables.contains(name)
             diagnosis.environment.append("\(name)=\(secret ? "(set)" : value)")
         }

@@ -35,12 +35,14 @@ public enum ExportArchive {
     /// The shortest export passphrase accepted, in characters.
     public static let minimumPassphraseLength = 12
 
-    /// Throws `errSecParam` when `passphrase` is shorter than ``minimumPassphraseLength``.
-    public static func checkPassphrase(_ passphrase: String) throws(SecItemError) {
-        guard passphrase.count >= minimumPassphraseLength else {
+    /// Throws `errSecParam` when `passphrase` is shorter than ``minimumPassphraseLength``
+    /// (counted in Unicode scalars, from its bytes).
+    public static func checkPassphrase(_ passphrase: Passphrase) throws(SecItemError) {
+        let length = passphrase.scalarCount
+        guard length >= minimumPassphraseLength else {
             throw SecItemError(
                 errSecParam,
-                "the export passphrase has \(passphrase.count) characters; an export archive can be attacked offline, so it needs at least \(minimumPassphraseLength)")
+                "the export passphrase has \(length) characters; an export archive can be attacked offline, so it needs at least \(minimumPassphraseLength)")
         }
     }
 
@@ -53,7 +55,7 @@ public enum ExportArchive {
     /// - Throws: `errSecParam` when `path` exists or the passphrase is too short;
     ///   `errSecIO` when it cannot be written.
     public static func write(
-        _ items: [StoredItem], to path: String, passphrase: String?, progress: (Int) -> Void = { _ in }
+        _ items: [StoredItem], to path: String, passphrase: Passphrase?, progress: (Int) -> Void = { _ in }
     ) throws(SecItemError) {
         if let passphrase { try checkPassphrase(passphrase) }
         var st = stat()
@@ -162,7 +164,7 @@ public enum ExportArchive {
     /// - Parameter passphrase: Asked only for an encrypted file.
     /// - Throws: `errSecAuthFailed` for a wrong passphrase; `errSecDecode` or
     ///   `errSecInvalidKeychain` for a damaged, truncated or foreign file.
-    public static func read(from path: String, passphrase: () throws(SecItemError) -> String) throws(SecItemError)
+    public static func read(from path: String, passphrase: () throws(SecItemError) -> Passphrase) throws(SecItemError)
         -> [StoredItem]
     {
         if try isEncrypted(path) {
@@ -190,7 +192,7 @@ public enum ExportArchive {
         }
     }
 
-    static func readEncrypted(_ path: String, passphrase: String) throws(SecItemError) -> [StoredItem] {
+    static func readEncrypted(_ path: String, passphrase: Passphrase) throws(SecItemError) -> [StoredItem] {
         // Work on a private copy: opening a keychain file may write beside it.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-import-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -209,7 +211,7 @@ public enum ExportArchive {
         }
     }
 
-    private static func readEncryptedCopy(_ copy: String, original path: String, passphrase: String) throws(SecItemError)
+    private static func readEncryptedCopy(_ copy: String, original path: String, passphrase: Passphrase) throws(SecItemError)
         -> [StoredItem]
     {
         let backend: SQLiteBackend

@@ -6,7 +6,8 @@ import SecItemSQLite
 public enum FileMaintenance {
     /// The new protection for ``rekey(environment:to:)``.
     public enum NewKey: Sendable {
-        case passphrase(String)
+        /// A new passphrase (the backend derives the new key from it and keeps no copy).
+        case passphrase(Passphrase)
         case keyFile(String)
     }
 

@@ -1,5 +1,6 @@
 import CSecItemProcess
 import Foundation
+import SecItemCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -35,20 +36,34 @@ enum Console {
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
-    /// Reads all of standard input. With `stripNewline`, exactly one trailing
-    /// `\n` is dropped (a `\r` before it is kept: the bytes are the secret's).
-    static func readAllStdin(stripNewline: Bool = true) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        defer { csecitem_wipe(&buffer, buffer.count) }
+    /// Reads all of standard input into a zeroing ``Passphrase``. With
+    /// `stripNewline`, exactly one trailing `\n` is dropped (a `\r` before it is
+    /// kept: the bytes are the secret's). The buffer it grows in is zeroed at each
+    /// growth and at the end, so no partial copy is left on the heap.
+    static func readAllStdinSecret(stripNewline: Bool = true) -> Passphrase {
+        var capacity = 4096
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        var count = 0
+        defer {
+            csecitem_wipe(buffer.baseAddress, capacity)
+            buffer.deallocate()
+        }
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count == capacity {
+                let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * 2, alignment: 1)
+                grown.baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: count)
+                csecitem_wipe(buffer.baseAddress, capacity)
+                buffer.deallocate()
+                buffer = grown
+                capacity *= 2
+            }
+            let n = read(STDIN_FILENO, buffer.baseAddress! + count, capacity - count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
-            data.append(contentsOf: buffer[0..<n])
+            count += n
         }
-        if stripNewline, data.last == 0x0A { data.removeLast() }
-        return data
+        if stripNewline, count > 0, buffer[count - 1] == 0x0A { count -= 1 }
+        return Passphrase(bytes: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     /// Reads one line from standard input (without its newline), or `nil` at end of input.
@@ -68,29 +83,42 @@ enum Console {
 
     /// Reads a secret: on a terminal, prompts on stderr with echo off (and asks
     /// again to confirm when `confirm` is given); otherwise reads all of stdin,
-    /// dropping exactly one trailing newline unless `raw`.
-    static func readSecret(prompt: String, confirm: String? = nil, raw: Bool = false) throws(CommandError) -> Data {
-        guard stdinIsTerminal else { return readAllStdin(stripNewline: !raw) }
+    /// dropping exactly one trailing newline unless `raw`. Held in a zeroing
+    /// ``Passphrase`` from the first byte read.
+    static func readSecretPassphrase(prompt: String, confirm: String? = nil, raw: Bool = false) throws(CommandError)
+        -> Passphrase
+    {
+        guard stdinIsTerminal else { return readAllStdinSecret(stripNewline: !raw) }
         let first = try readHidden(prompt)
         if let confirm {
             let second = try readHidden(confirm)
-            guard first == second else { throw CommandError(.failure, "the two entries do not match") }
+            let same = first.withUTF8 { a in second.withUTF8 { b in a.elementsEqual(b) } }
+            guard same else { throw CommandError(.failure, "the two entries do not match") }
         }
         return first
     }
 
+    /// ``readSecretPassphrase(prompt:confirm:raw:)`` as `Data`, for an item's
+    /// password (the `Data` goes to the keychain API, which takes `Data`).
+    static func readSecret(prompt: String, confirm: String? = nil, raw: Bool = false) throws(CommandError) -> Data {
+        let secret = try readSecretPassphrase(prompt: prompt, confirm: confirm, raw: raw)
+        return secret.withUTF8 { Data($0) }
+    }
+
     /// One line from the terminal with echo off. SIGINT, SIGTERM, SIGHUP or SIGQUIT
     /// meanwhile restore the terminal before the process ends (CSecItemProcess).
-    private static func readHidden(_ prompt: String) throws(CommandError) -> Data {
+    private static func readHidden(_ prompt: String) throws(CommandError) -> Passphrase {
         error(prompt)
         let hidden = csecitem_prompt_begin(STDIN_FILENO) == 0
         defer { if hidden { csecitem_prompt_end() } }
+        // Fixed capacity, so the array never reallocates and leaves a copy behind.
+        let limit = 64 << 10
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
+        bytes.reserveCapacity(limit)
         defer { csecitem_wipe(&bytes, bytes.count) }
         var byte: UInt8 = 0
         var ended = false
-        while true {
+        while bytes.count < limit {
             let n = read(STDIN_FILENO, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
@@ -103,7 +131,7 @@ enum Console {
         byte = 0
         guard ended || !bytes.isEmpty else { throw CommandError(.failure, "no input") }
         if bytes.last == 0x0D { bytes.removeLast() }
-        return Data(bytes)
+        return Passphrase(bytes: bytes)
     }
 
     /// Asks a yes/no question on stderr and reads the answer from stdin.

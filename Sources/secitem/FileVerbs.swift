@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemTools
 
 /// rekey, verify and upgrade for the file backend.
@@ -34,6 +35,8 @@ enum FileVerbs {
             throw CommandError(.usage, "--rewrap-only goes with --new-passphrase or --new-key-file, not --rotate")
         }
         let env = session.environment
+        // The backend keeps only the derived keys; the passphrases go once it is done.
+        defer { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) }
         do throws(SecItemError) {
             if args.has("rotate") {
                 let path = try FileMaintenance.rotateDataKey(environment: env)
@@ -43,19 +46,19 @@ enum FileVerbs {
             let newKey: FileMaintenance.NewKey
             if let keyFile = args.value("newKeyFile") {
                 newKey = .keyFile(keyFile)
-            } else if let value = env["SECITEM_NEW_PASSPHRASE"], !value.isEmpty {
+            } else if let value = SecretEnvironment.consume("SECITEM_NEW_PASSPHRASE"), !value.isEmpty {
                 newKey = .passphrase(value)
             } else {
-                let data: Data
+                let secret: Passphrase
                 do throws(CommandError) {
-                    data = try Console.readSecret(prompt: "new passphrase: ", confirm: "retype new passphrase: ")
+                    secret = try Console.readSecretPassphrase(prompt: "new passphrase: ", confirm: "retype new passphrase: ")
                 } catch {
                     throw SecItemError(errSecParam, error.message)
                 }
-                guard !data.isEmpty, let text = String(data: data, encoding: .utf8) else {
+                guard !secret.isEmpty else {
                     throw SecItemError(errSecParam, "the new passphrase is empty")
                 }
-                newKey = .passphrase(text)
+                newKey = .passphrase(secret)
             }
             let rewrapOnly = args.has("rewrapOnly")
             let path = try FileMaintenance.rekey(environment: env, to: newKey, rewrapOnly: rewrapOnly)

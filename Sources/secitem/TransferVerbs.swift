@@ -62,14 +62,16 @@ enum TransferVerbs {
         Console.error("secitem \(verb): going on without them (--skip-damaged)\n")
     }
 
-    static func passphrase(_ environment: [String: String], confirm: Bool) throws(CommandError) -> String {
-        if let value = environment["SECITEM_EXPORT_PASSPHRASE"], !value.isEmpty { return value }
-        let data = try Console.readSecret(
+    /// The export passphrase: SECITEM_EXPORT_PASSPHRASE (taken from the environment
+    /// at start-up, dropped here), else a prompt or standard input; never a `String`.
+    static func passphrase(confirm: Bool) throws(CommandError) -> Passphrase {
+        if let value = SecretEnvironment.consume("SECITEM_EXPORT_PASSPHRASE"), !value.isEmpty { return value }
+        let secret = try Console.readSecretPassphrase(
             prompt: "export passphrase: ", confirm: confirm ? "retype export passphrase: " : nil)
-        guard !data.isEmpty, let text = String(data: data, encoding: .utf8) else {
+        guard !secret.isEmpty else {
             throw CommandError(.usage, "the export passphrase is empty")
         }
-        return text
+        return secret
     }
 
     static let export = Verb(
@@ -100,7 +102,7 @@ enum TransferVerbs {
         } catch {
             throw CommandError(error, context: "cannot read the items to export")
         }
-        let secret = args.has("plaintext") ? nil : try passphrase(env, confirm: true)
+        let secret = args.has("plaintext") ? nil : try passphrase(confirm: true)
         if let secret {
             do throws(SecItemError) {
                 try ExportArchive.checkPassphrase(secret)
@@ -159,7 +161,7 @@ enum TransferVerbs {
         do throws(SecItemError) {
             items = try ExportArchive.read(from: input) { () throws(SecItemError) in
                 do throws(CommandError) {
-                    return try passphrase(env, confirm: false)
+                    return try passphrase(confirm: false)
                 } catch {
                     throw SecItemError(errSecParam, error.message)
                 }
@@ -270,7 +272,7 @@ enum TransferVerbs {
         let env = session.environment
         var selection = try selection(args, environment: env)
         selection.includeThisDeviceOnly = true
-        let source = try Session.client(environment: env, backend: from)
+        let source = try Session.client(environment: env, backend: from, keepPassphrase: true)
         let target = try Session.client(environment: env, backend: to)
         try checkDamaged(source.backend, args, verb: "migrate")
         let items: [StoredItem]

@@ -31,11 +31,16 @@ struct Session: Sendable {
     }
 
     /// Opens a named backend (for migrate), or the process choice when `name` is nil.
-    static func client(environment: [String: String], backend name: String? = nil) throws(CommandError)
-        -> SecItemClient
+    ///
+    /// The passphrase taken from `SECITEM_PASSPHRASE` at start-up is dropped once the
+    /// backend is open (the backend keeps only the key derived from it), unless
+    /// `keepPassphrase` says another backend is still to be opened with it.
+    static func client(environment: [String: String], backend name: String? = nil, keepPassphrase: Bool = false)
+        throws(CommandError) -> SecItemClient
     {
         var env = environment
         if let name { env["SECITEM_BACKEND"] = name }
+        defer { if !keepPassphrase { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) } }
         do {
             let choice = try SecItemBackendChoice.resolve(environment: env)
             return SecItemClient(

@@ -1,13 +1,16 @@
 // secitem: the keychain from the shell (see docs/cli.md).
 import CSecItemProcess
 import Foundation
+import SecItemCore
 
 // The process first (docs/cli.md, "The process"): no core dumps and no ptrace by
 // other processes of the user; then the secrets the environment carries are taken
 // and wiped from it, so /proc/PID/environ and child processes no longer see them.
 let hardening = csecitem_process_harden()
+// Copied byte for byte into zeroing Passphrase buffers (never a String), the
+// entries zeroed and unset; the dictionary below is read after, without them.
+SecretEnvironment.take(ProcessHardening.secretVariables)
 let environment = ProcessInfo.processInfo.environment
-for name in ProcessHardening.secretVariables { _ = csecitem_environment_scrub(name) }
 if hardening != 0 {
     Console.error("secitem: warning: cannot turn core dumps off: \(String(cString: strerror(hardening)))\n")
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SecItem
+import SecItemCore
 import SecItemMemory
 import SecItemTestSupport
 import SecItemTools
@@ -207,7 +208,7 @@ struct AccessGroupTests {
         #expect(try source.run(["export", "--output", archive], environment: pass).status == 0)
 
         // A library caller entitled to com.example.x only: refused, naming com.example.y; nothing written.
-        let items = try ExportArchive.read(from: archive) { () throws(SecItemError) in "export passphrase" }
+        let items = try ExportArchive.read(from: archive) { () throws(SecItemError) in Passphrase("export passphrase") }
         #expect(items.count == 2)
         let memory = MemoryBackend()
         let app = SecItemClient(backend: memory, applicationIdentifier: "com.example.x")

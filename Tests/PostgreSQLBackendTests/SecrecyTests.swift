@@ -1,8 +1,9 @@
 import Foundation
-import SecItemCore
+@_spi(Testing) import SecItemCore
 @testable import SecItemPostgreSQL
 import SecItemSQLite
 import SecItemTestSupport
+import Synchronization
 import Testing
 
 /// What the server (and anyone with a dump of it) learns: ciphertext and keyed HMACs.
@@ -59,6 +60,33 @@ struct SecrecyTests {
         for text in [configuration.description, String(describing: configuration), String(reflecting: configuration)] {
             #expect(!text.contains(password) && !text.contains(passphrase), "\(text)")
         }
+    }
+
+    @Test("opening with a passphrase: the backend keeps no copy once the key is derived; it still works")
+    func passphraseDroppedAfterOpen() throws {
+        _ = try TestServer.directory()
+        let schema = freshSchema("drop")
+        let text = "drop-\(UUID().uuidString)"
+        let released = Mutex<(fired: Bool, zeroed: Bool)>((false, false))
+        let backend: PostgreSQLBackend
+        do {
+            let passphrase = Passphrase(bytes: Array(text.utf8))
+            passphrase.onRelease { buffer in
+                let zero = buffer.allSatisfy { $0 == 0 }
+                released.withLock { $0 = (true, zero) }
+            }
+            backend = try PostgreSQLBackend(
+                configuration: .init(keySource: .passphrase(passphrase), schema: schema, scryptParameters: .init(logN: 10, r: 8, p: 1)))
+        }
+        #expect(released.withLock { $0.fired }, "the PostgreSQL backend still holds the passphrase after opening")
+        #expect(released.withLock { $0.zeroed })
+        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        try client.addItem(Query.genericPassword("svc", "a", [kSecValueData as String: Data("x".utf8)]))
+        // A second host with the same passphrase opens the same keychain.
+        let other = try PostgreSQLBackend(configuration: .init(keySource: .passphrase(text), schema: schema))
+        let found = try SecItemClient(backend: other, accessGroups: AccessGroups(["test"])).copyMatchingItems(
+            Query.genericPassword("svc", "a", [kSecReturnData as String: true]))
+        #expect(found as? Data == Data("x".utf8))
     }
 
     @Test("a newer schema version is refused, a wrong key is errSecAuthFailed, a generated key is refused")

@@ -9,6 +9,10 @@
 //   SecItemSQLiteHelper put <db> <account> <value>      adds an item
 //   SecItemSQLiteHelper upgrade-stall <db>              upgrades; half-way prints "stalled" and sleeps (to be killed)
 //   SecItemSQLiteHelper upgrade <db>                    upgrades; prints "upgraded"
+//   SecItemSQLiteHelper passphrase-scan <db>            (SECITEM_FILE=<db>, SECITEM_PASSPHRASE, SECITEM_SCAN_MASKED)
+//       takes the passphrase from the environment as the secitem command does, opens the
+//       keychain with it, adds and reads an item, and scans its own memory for the
+//       passphrase: "held <n>" while the command would still hold it, "released <n>" after
 import Foundation
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
@@ -25,6 +29,11 @@ func fail(_ message: String) -> Never {
 
 let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: helper <scenario> <db> …") }
+if args[1] == "passphrase-scan" {
+    guard ProcessInfo.processInfo.environment["SECITEM_FILE"] == args[2] else { fail("SECITEM_FILE must be the db") }
+    passphraseScan(db: args[2])
+    exit(0)
+}
 guard let keyFile = ProcessInfo.processInfo.environment["SECITEM_KEY_FILE"] else { fail("SECITEM_KEY_FILE not set") }
 
 let backend: SQLiteBackend
@@ -175,4 +184,93 @@ struct SplitMix {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+// MARK: passphrase-scan
+
+/// Counts the places in this process's readable, writable memory (heap, stacks,
+/// anonymous and writable mappings, read through /proc/self/mem) where the bytes
+/// `masked` stand for (each XORed with 0xA5, so the pattern itself is not them) occur.
+func occurrences(ofMasked masked: [UInt8]) -> Int {
+    guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { fail("cannot read /proc/self/maps") }
+    let mem = open("/proc/self/mem", O_RDONLY)
+    guard mem >= 0 else { fail("cannot open /proc/self/mem: \(String(cString: strerror(errno)))") }
+    defer { close(mem) }
+    let first = masked[0] ^ 0xA5
+    var found = 0
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    for line in maps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 2 else { continue }
+        let perms = fields[1]
+        let name = fields.count >= 6 ? String(fields[5]) : ""
+        guard perms.hasPrefix("rw"), name != "[vvar]", name != "[vsyscall]" else { continue }
+        let range = fields[0].split(separator: "-")
+        guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16) else { continue }
+        var offset = start
+        while offset < end {
+            // Overlap chunks by the pattern's length so an occurrence across a boundary is seen.
+            let want = Int(min(UInt64(chunk.count), end - offset))
+            let n = chunk.withUnsafeMutableBytes { pread(mem, $0.baseAddress, want, off_t(Int64(bitPattern: offset))) }
+            guard n > 0 else { break }
+            chunk.withUnsafeBufferPointer { buffer in
+                var i = 0
+                while i + masked.count <= n {
+                    if buffer[i] == first {
+                        var j = 1
+                        while j < masked.count, buffer[i + j] ^ 0xA5 == masked[j] { j += 1 }
+                        if j == masked.count { found += 1 }
+                    }
+                    i += 1
+                }
+            }
+            if n < want { break }
+            offset += UInt64(n) > UInt64(masked.count) ? UInt64(n - masked.count + 1) : UInt64(n)
+        }
+    }
+    return found
+}
+
+func passphraseScan(db: String) {
+    // What the secitem command does first (main.swift): take the secret variables.
+    SecretEnvironment.take([SecItemConfiguration.Variable.passphrase])
+    guard let hex = ProcessInfo.processInfo.environment["SECITEM_SCAN_MASKED"], hex.count % 2 == 0 else {
+        fail("SECITEM_SCAN_MASKED not set")
+    }
+    var masked = [UInt8]()
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        guard let byte = UInt8(hex[index..<next], radix: 16) else { fail("SECITEM_SCAN_MASKED is not hex") }
+        masked.append(byte)
+        index = next
+    }
+    let backend: SQLiteBackend
+    do {
+        // As the CLI and SecItem open the file backend: the process configuration, then the backend.
+        let settings = SecItemConfiguration.resolve(environment: ProcessInfo.processInfo.environment)
+        backend = try SQLiteBackend(configuration: SQLiteBackend.Configuration(settings))
+    } catch {
+        fail("open: \(error)")
+    }
+    let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+    do {
+        try client.addItem(query("scan", "item").merging([kSecValueData as String: Data("payload".utf8)]) { $1 })
+        _ = try client.copyMatchingItems(query("scan", "item").merging([kSecReturnData as String: true]) { $1 })
+    } catch {
+        fail("add/read: \(error)")
+    }
+    // The control: while the taken variable is still held, the scan must see it.
+    emit("held \(occurrences(ofMasked: masked))")
+    // What the command does once its backends are open (Session.client).
+    SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase)
+    emit("released \(occurrences(ofMasked: masked))")
+    // The backend is still open and works: the derived keys are all it needed.
+    do {
+        _ = try client.copyMatchingItems(query("scan", "item").merging([kSecReturnData as String: true]) { $1 })
+    } catch {
+        fail("read after release: \(error)")
+    }
+    emit("still-open")
+    withExtendedLifetime(backend) {}
 }

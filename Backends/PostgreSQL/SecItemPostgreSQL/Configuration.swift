@@ -101,6 +101,13 @@ extension PostgreSQLBackend {
             }
         }
 
+        /// This configuration with its key source ``SQLiteBackend/KeySource/released``.
+        var released: Configuration {
+            var copy = self
+            copy.keySource = keySource.released
+            return copy
+        }
+
         private static func nonEmpty(_ s: String?) -> String? {
             guard let s, !s.isEmpty else { return nil }
             return s

@@ -29,7 +29,8 @@ import Synchronization
 ///
 /// Thread-safe: one connection per backend, in a `Mutex` (checked `Sendable`).
 public final class PostgreSQLBackend: SecItemBackend {
-    /// What this backend was opened with (descriptions redact keys and passwords).
+    /// What this backend was opened with, without its secret: a passphrase or raw
+    /// key is dropped once the key is derived (descriptions redact passwords too).
     public let configuration: Configuration
     private let state: Mutex<Session?>
 
@@ -47,7 +48,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     ///   not unlock the keychain; `errSecInvalidKeychain` for a schema or format
     ///   newer than this library; `errSecParam` for a bad setting.
     public init(configuration: Configuration) throws(SecItemError) {
-        self.configuration = configuration
+        self.configuration = configuration.released
         state = Mutex(try Session.open(configuration))
     }
 
@@ -119,7 +120,9 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// Other hosts notice on their next call (the key epoch changed) and read their
     /// key file again: replace the key file on every host first, then rekey, and
     /// the fleet keeps running; a host still holding only the old key gets
-    /// `errSecAuthFailed` until it is given the new one.
+    /// `errSecAuthFailed` until it is given the new one. A host opened with a
+    /// passphrase keeps only the key derived from it, so after a rekey it gets
+    /// `errSecAuthFailed` until it opens the keychain again with the new passphrase.
     /// - Throws: `errSecDecode` when a row is damaged (rotation would lose it); the
     ///   store is unchanged on any error.
     public func rekey(to newSource: SQLiteBackend.KeySource) throws(SecItemError) {

@@ -62,8 +62,9 @@ final class Session {
         let store = configuration.fileConfiguration(configuration.keySource).path
         // A bootstrap session: keys are filled in once the header is read or made.
         let (header, kek, codec) = try Bootstrap(pq: pq, sql: sql, configuration: configuration, store: store).run()
+        // The passphrase (or raw key) was used by Bootstrap and is not kept (see reloadKeys).
         return Session(
-            configuration: configuration, sql: sql, parameters: parameters, redactions: redactions, pq: pq,
+            configuration: configuration.released, sql: sql, parameters: parameters, redactions: redactions, pq: pq,
             header: header, kek: kek, codec: codec)
     }
 
@@ -229,13 +230,15 @@ final class Session {
 
     /// Re-reads the header after another host changed it: a rotation gives a new
     /// data key under the same key-encryption key; a rekey needs the new key, so
-    /// the key source is read again (a replaced key file is picked up).
+    /// a key file is read again (a replaced key file is picked up). A passphrase
+    /// is not kept after opening, so a host opened with one must be reopened with
+    /// the new passphrase after a rekey.
     func reloadKeys() throws(SecItemError) {
         let fresh = try readHeader()
         if fresh.epoch == header.epoch { return }
         var kek = self.kek
         var dataKey = try fresh.unwrap(kek: kek)
-        if dataKey == nil {
+        if dataKey == nil, case .keyFile = configuration.keySource {
             let resolved = try KeyEncryptionKey.forExisting(
                 configuration.keySource, configuration.fileConfiguration(configuration.keySource), header: fresh)
             kek = resolved.kek
@@ -245,7 +248,7 @@ final class Session {
             throw SecItemError(
                 errSecAuthFailed,
                 "the PostgreSQL keychain was rekeyed by another host and this host's key does not unlock it; "
-                    + "give this host the new key")
+                    + "give this host the new key (a passphrase: open the keychain again with the new one)")
         }
         header = fresh
         self.kek = kek

@@ -17,7 +17,14 @@ extension SQLiteBackend {
         /// Refused when group- or world-accessible or owned by another user, as ssh does.
         case keyFile(String)
         /// A passphrase, stretched with scrypt (parameters stored in the file).
-        case passphrase(String)
+        ///
+        /// The backend reads it once, to derive the key-encryption key when it
+        /// opens (or, for ``SQLiteBackend/rekey(to:rewrapOnly:)``, the new one), and
+        /// keeps no reference to it afterwards: once the caller drops its own
+        /// copies, the ``Passphrase``'s buffer is zeroed. Read it from a terminal or
+        /// a file straight into ``Passphrase/init(bytes:)``;
+        /// ``passphrase(_:)-swift.type.method`` takes a `String` for convenience.
+        case passphrase(Passphrase)
         /// The embedded default: a random key file generated on first use at
         /// ``Configuration/generatedKeyFilePath``. It protects a copy of the database
         /// alone, not against someone who can read the user's files.
@@ -33,6 +40,25 @@ extension SQLiteBackend {
         }
 
         public var debugDescription: String { description }
+
+        /// A passphrase given as a `String`, converted at once into a ``Passphrase``.
+        ///
+        /// The same as `.passphrase(Passphrase(text))`, kept so code written when the
+        /// case took a `String` still compiles. The `String` itself is the caller's:
+        /// Swift gives no way to zero it, so it stays in memory as long as the caller
+        /// (and whatever it came from) keeps it.
+        public static func passphrase(_ text: String) -> KeySource { .passphrase(Passphrase(text)) }
+
+        /// This source without the secret it carries: a passphrase becomes an empty
+        /// one and a raw key empty data (key files and the generated key file are
+        /// paths, kept). What a backend keeps once its key is derived.
+        package var released: KeySource {
+            switch self {
+            case .passphrase: return .passphrase(Passphrase(bytes: EmptyCollection<UInt8>()))
+            case .rawKey: return .rawKey(Data())
+            case .keyFile, .automatic: return self
+            }
+        }
 
         public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
     }
@@ -69,6 +95,13 @@ extension SQLiteBackend {
         }
 
         public var description: String { "file keychain at \(path), \(keySource)" }
+
+        /// This configuration with its key source ``KeySource/released``.
+        package var released: Configuration {
+            var copy = self
+            copy.keySource = keySource.released
+            return copy
+        }
 
         /// The configuration the environment describes (no config file; the
         /// process configuration, config file included, is ``init(_:)``).
@@ -115,7 +148,7 @@ extension SQLiteBackend {
                 if let keyFile {
                     source = .keyFile(keyFile)
                 } else if let passphrase {
-                    source = .passphrase(passphrase.exposedString())
+                    source = .passphrase(passphrase)
                 } else {
                     source = .automatic
                 }
@@ -128,7 +161,7 @@ extension SQLiteBackend {
                 guard let passphrase else {
                     throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=passphrase but SECITEM_PASSPHRASE is not set")
                 }
-                source = .passphrase(passphrase.exposedString())
+                source = .passphrase(passphrase)
             case "automatic":
                 source = .automatic
             case let other?:

@@ -32,25 +32,21 @@ enum Crypto {
         }
     }
 
-    /// scrypt of `passphrase` with `salt`: a 32-byte key-encryption key.
-    static func scrypt(passphrase: String, salt: [UInt8], parameters: ScryptParameters) throws(SecItemError)
+    /// scrypt of `passphrase` with `salt`: a 32-byte key-encryption key. The
+    /// passphrase's bytes go to libcrypto in place (no copy is made here).
+    static func scrypt(passphrase: Passphrase, salt: [UInt8], parameters: ScryptParameters) throws(SecItemError)
         -> SecretBytes
     {
         guard parameters.isValid else {
             throw SecItemError(errSecParam, "scrypt parameters out of range: \(parameters)")
         }
-        var pass = Array(passphrase.utf8) + [0]
-        defer { wipe(&pass) }
-        let passLength = pass.count - 1
         return try SecretBytes(count: keyLength) { (out: UnsafeMutablePointer<UInt8>) throws(SecItemError) in
-            let rc = pass.withUnsafeBufferPointer { pp in
+            let rc = passphrase.withUTF8 { pass in
                 salt.withUnsafeBufferPointer { s in
-                    pp.withMemoryRebound(to: CChar.self) { pc in
-                        csecitem_scrypt(
-                            pc.baseAddress, passLength, s.baseAddress, s.count,
-                            UInt64(1) << UInt64(parameters.logN), UInt64(parameters.r), UInt64(parameters.p),
-                            parameters.memoryNeeded + (1 << 20), out, keyLength)
-                    }
+                    csecitem_scrypt(
+                        pass.baseAddress?.assumingMemoryBound(to: CChar.self), pass.count, s.baseAddress, s.count,
+                        UInt64(1) << UInt64(parameters.logN), UInt64(parameters.r), UInt64(parameters.p),
+                        parameters.memoryNeeded + (1 << 20), out, keyLength)
                 }
             }
             guard rc == 0 else { throw SecItemError(errSecAllocate, "scrypt failed in libcrypto (\(parameters))") }

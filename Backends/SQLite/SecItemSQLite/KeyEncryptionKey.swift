@@ -14,6 +14,7 @@ package struct KeyEncryptionKey {
     {
         switch source {
         case .passphrase(let passphrase):
+            try refuseEmpty(passphrase)
             let salt = try Crypto.randomBytes(16)
             let params = configuration.scryptParameters
             let kek = try Crypto.scrypt(passphrase: passphrase, salt: salt, parameters: params)
@@ -55,6 +56,7 @@ package struct KeyEncryptionKey {
             try expect(.key, header, configuration, "the generated key file")
             return KeyEncryptionKey(kek: kek, protection: .key)
         case .passphrase(let passphrase):
+            try refuseEmpty(passphrase)
             try expect(.passphrase, header, configuration, "a passphrase")
             guard let header, let params = header.scrypt, let salt = header.salt else {
                 throw SecItemError(errSecInvalidKeychain, "\(configuration.path) lacks its scrypt parameters")
@@ -62,6 +64,14 @@ package struct KeyEncryptionKey {
             let kek = try Crypto.scrypt(passphrase: passphrase, salt: salt, parameters: params)
             return KeyEncryptionKey(kek: kek, protection: .passphrase, scrypt: params, salt: salt)
         }
+    }
+
+    /// An empty passphrase is refused before scrypt runs: it is never what the
+    /// operator meant, and it is what a backend's ``SQLiteBackend/configuration``
+    /// holds once the real one was released.
+    private static func refuseEmpty(_ passphrase: Passphrase) throws(SecItemError) {
+        guard passphrase.isEmpty else { return }
+        throw SecItemError(errSecParam, "the passphrase is empty")
     }
 
     private static func expect(

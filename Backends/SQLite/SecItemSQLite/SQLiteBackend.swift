@@ -22,7 +22,9 @@ import Synchronization
 /// `BEGIN IMMEDIATE` transactions and a busy timeout; a call returns only after
 /// its change is durable.
 public final class SQLiteBackend: SecItemBackend {
-    /// What this backend was opened with (descriptions redact keys and passphrases).
+    /// What this backend was opened with, without its secret: a passphrase or raw
+    /// key is dropped once the key is derived (here it is an empty passphrase or
+    /// empty data), so the backend never holds it. Key file paths are kept.
     public let configuration: Configuration
     private let state: Mutex<SQLiteConnection?>
 
@@ -37,8 +39,12 @@ public final class SQLiteBackend: SecItemBackend {
     ///   keychain, is damaged, or has a newer format; `errSecNotAvailable` when the
     ///   key file is missing; `errSecParam` for a key file others can read, owned by
     ///   another user, or not holding a key; `errSecIO` for file-system failures.
+    ///
+    /// The passphrase or raw key in `configuration` is read here and not kept: the
+    /// backend holds only the derived key-encryption key and data key, in buffers
+    /// zeroed when it is closed or freed.
     public init(configuration: Configuration) throws(SecItemError) {
-        self.configuration = configuration
+        self.configuration = configuration.released
         let connection = try SQLiteConnection.open(configuration)
         state = Mutex(connection)
     }

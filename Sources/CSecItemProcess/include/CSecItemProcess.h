@@ -19,11 +19,6 @@ int csecitem_process_dumpable(void);
 /* The soft RLIMIT_CORE in bytes (-1 when unlimited, -2 on error). */
 long long csecitem_process_core_limit(void);
 
-/* Overwrites the value of the environment variable `name` in place with zero
- * bytes (so /proc/PID/environ no longer shows it) and removes it from the
- * environment, so no child process inherits it. Returns 1 when it was set. */
-int csecitem_environment_scrub(const char *name);
-
 /* Turns echo off on terminal `fd` for a hidden prompt, remembering its state.
  * Until csecitem_prompt_end, SIGINT, SIGTERM, SIGHUP and SIGQUIT restore the
  * remembered state before the process ends with the signal's default action.

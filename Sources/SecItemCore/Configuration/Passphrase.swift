@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A passphrase (or any short secret text) held in a heap buffer of its own that
 /// is zeroed when the last copy goes away, and that never prints.
@@ -15,6 +16,8 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
         // while it is shared, so sharing it between threads is safe.
         nonisolated(unsafe) let buffer: UnsafeMutableRawBufferPointer
         let count: Int
+        /// Tests only: called from `deinit` with the buffer after it was zeroed.
+        let releaseObservers = Mutex<[@Sendable (UnsafeRawBufferPointer) -> Void]>([])
 
         init<C: Collection<UInt8>>(_ bytes: C) {
             count = bytes.count
@@ -25,6 +28,7 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
 
         deinit {
             explicit_bzero(buffer.baseAddress!, buffer.count)
+            for observer in releaseObservers.withLock({ $0 }) { observer(UnsafeRawBufferPointer(buffer)) }
             buffer.deallocate()
         }
     }
@@ -43,6 +47,23 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
 
     /// Whether the passphrase is empty.
     public var isEmpty: Bool { storage.count == 0 }
+
+    /// The number of bytes (UTF-8 code units).
+    public var byteCount: Int { storage.count }
+
+    /// The number of Unicode scalars (characters, for a length rule), counted
+    /// from the bytes without making a `String` of them.
+    public var scalarCount: Int {
+        withUTF8 { bytes in bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
+    }
+
+    /// Tests only: `observer` is called when the last copy of this passphrase goes
+    /// away, with its buffer just after it was zeroed and before it is freed (so a
+    /// test can check both that the passphrase was dropped and that it was wiped).
+    @_spi(Testing)
+    public func onRelease(_ observer: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
+        storage.releaseObservers.withLock { $0.append(observer) }
+    }
 
     /// Calls `body` with the passphrase's bytes; they must not escape `body`.
     public func withUTF8<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {

@@ -71,6 +71,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         /// What the environment says; unset and empty variables say nothing, except
         /// `SECITEM_PASSPHRASE`: set but empty, it is an empty passphrase, which the
         /// file backend refuses (the operator meant a passphrase, not the generated key file).
+        /// A `SECITEM_PASSPHRASE` taken out of the process environment by
+        /// ``SecretEnvironment/take(_:)`` counts as set when `env` does not have it.
         public init(environment env: [String: String]) {
             func value(_ name: String) -> String? {
                 guard let v = env[name], !v.isEmpty else { return nil }
@@ -79,7 +81,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.init(
                 backend: value(Variable.backend).map(BackendKind.init(rawValue:)), file: value(Variable.file),
                 keyFile: value(Variable.keyFile), passphraseFile: value(Variable.passphraseFile),
-                keySource: value(Variable.keySource), passphrase: env[Variable.passphrase].map(Passphrase.init),
+                keySource: value(Variable.keySource),
+                passphrase: env[Variable.passphrase].map(Passphrase.init) ?? SecretEnvironment.value(Variable.passphrase),
                 collection: value(Variable.collection), accessGroups: value(Variable.accessGroups).map(Self.groups),
                 probeTimeout: value(Variable.probeTimeout).flatMap(Self.probeTimeout),
                 postgresqlURL: value(Variable.postgresqlURL), postgresqlSchema: value(Variable.postgresqlSchema),
