@@ -4,6 +4,16 @@ import PackageDescription
 // C targets: every warning clang's -Wall -Wextra name, as errors (SE-0480 settings, not unsafe flags).
 let cWarnings: [CSetting] = [.enableWarning("all"), .enableWarning("extra"), .treatAllWarnings(as: .error)]
 
+// Command-line programs start the Swift runtime and Foundation from static archives (as
+// `swift build --static-swift-stdlib` would, but for these executables only, so a plain
+// `swift build` gives users the fast-starting command): no dynamic loading of libswiftCore,
+// libFoundation*, libdispatch and ICU's data at each start.
+// `-static-stdlib` on the executable's own compile too: its module then imports the static
+// SDK's Foundation, whose autolink entries name the archives static Foundation needs.
+let staticSwiftRuntime: (swift: [SwiftSetting], linker: [LinkerSetting]) = (
+    [.unsafeFlags(["-static-stdlib"])], [.unsafeFlags(["-static-stdlib"])]
+)
+
 let package = Package(
     name: "swift-secitem-linux",
     products: [
@@ -46,7 +56,18 @@ let package = Package(
         // The conformance kit: the core only, so that a backend outside this package runs
         // it without building libsecret, OpenSSL or libpq (ConformanceTests runs it here).
         .target(name: "SecItemConformance", dependencies: ["SecItemCore"], path: "Sources/SecItemConformance"),
-        .executableTarget(name: "secitem", dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemPolkit", "CSecItemProcess", "SecItemGitCredential", "SecItemSecretService"], path: "Sources/secitem"),
+        // The command links the Swift runtime and Foundation statically (docs/cli.md, "Start-up"):
+        // a shell script calls it once per secret, and loading ~15 shared Swift libraries
+        // costs more than the lookup itself.
+        .executableTarget(
+            name: "secitem",
+            dependencies: [
+                "SecItem", "SecItemCore", "SecItemTools", "SecItemPolkit", "CSecItemProcess", "SecItemGitCredential", "SecItemSecretService",
+            ],
+            path: "Sources/secitem",
+            swiftSettings: staticSwiftRuntime.swift,
+            linkerSettings: staticSwiftRuntime.linker
+        ),
         // Process hardening for the command (prctl is variadic; signal handlers belong in C).
         .target(
             name: "CSecItemProcess",
@@ -59,7 +80,8 @@ let package = Package(
             path: "Sources/SecItemGitCredential"
         ),
         .executableTarget(
-            name: "git-credential-secitem", dependencies: ["SecItemGitCredential"], path: "Sources/git-credential-secitem"),
+            name: "git-credential-secitem", dependencies: ["SecItemGitCredential"], path: "Sources/git-credential-secitem",
+            swiftSettings: staticSwiftRuntime.swift, linkerSettings: staticSwiftRuntime.linker),
         // Access control on a desktop: logind's session lock and polkit's user presence,
         // over a small C client of the system bus (GDBus, already linked through libsecret).
         .systemLibrary(
@@ -113,11 +135,13 @@ let package = Package(
             dependencies: ["SecItemCore", "CSecItemLibsecret"],
             path: "Backends/SecretService/SecItemSecretService"
         ),
-        .systemLibrary(
+        // libpq through dlopen on first use (libpq-dev's header at build time, libpq5 at run
+        // time): programs that never open the PostgreSQL backend never map libpq or the
+        // Kerberos/LDAP/TLS libraries it pulls in.
+        .target(
             name: "CSecItemLibpq",
             path: "Backends/PostgreSQL/CSecItemLibpq",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]
+            cSettings: cWarnings
         ),
         // Shares the file backend's row codec and keys (package access to SecItemSQLite).
         .target(

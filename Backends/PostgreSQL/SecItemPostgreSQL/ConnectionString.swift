@@ -8,13 +8,14 @@ enum ConnectionString {
     /// The options a connection string sets, by keyword, as libpq parses them;
     /// `nil` when libpq cannot parse it.
     static func options(_ connection: String) -> [String: String]? {
+        guard (try? Libpq.load()) != nil else { return nil }
         var error: UnsafeMutablePointer<CChar>?
-        guard let parsed = PQconninfoParse(connection, &error) else {
+        guard let parsed = csecitem_PQconninfoParse(connection, &error) else {
             // libpq's message may quote the part it choked on, which may be the password.
-            if let error { PQfreemem(error) }
+            if let error { csecitem_PQfreemem(error) }
             return nil
         }
-        defer { PQconninfoFree(parsed) }
+        defer { csecitem_PQconninfoFree(parsed) }
         var out: [String: String] = [:]
         var option = parsed
         while let keyword = option.pointee.keyword {
@@ -43,7 +44,9 @@ enum ConnectionString {
     /// `host=… port=… dbname=… user=…` and the TLS mode, or where libpq will look.
     static func redacted(_ connection: String?) -> String {
         guard let connection else { return "from the PG* environment" }
-        guard let options = options(connection) else { return "(a connection string libpq cannot parse)" }
+        guard let options = options(connection) else {
+            return (try? Libpq.load()) == nil ? "(not shown: libpq is not installed)" : "(a connection string libpq cannot parse)"
+        }
         let shown = ["host", "hostaddr", "port", "dbname", "user", "sslmode", "target_session_attrs", "service"]
         let parts = shown.compactMap { key in options[key].map { "\(key)=\($0)" } }
         let password = options["password"].map { _ in " password=(redacted)" } ?? ""
@@ -53,10 +56,12 @@ enum ConnectionString {
     /// The keyword/value pairs for `PQconnectdbParams`: our defaults first, then
     /// `dbname` holding the connection string, which libpq expands and lets
     /// override them; whatever neither sets comes from the `PG*` environment.
-    /// - Throws: `errSecParam` when libpq cannot parse the connection string.
+    /// - Throws: `errSecNotAvailable` when libpq is not installed; `errSecParam` when
+    ///   libpq cannot parse the connection string.
     static func parameters(_ connection: String?, connectTimeout: Duration, environment: [String: String])
         throws(SecItemError) -> [(String, String)]
     {
+        try Libpq.load()
         var parameters: [(String, String)] = []
         let given = try connection.map { (c: String) throws(SecItemError) -> [String: String] in
             guard let options = options(c) else {

@@ -2,6 +2,33 @@ internal import CSecItemLibpq
 import Foundation
 import SecItemCore
 
+/// libpq itself, loaded the first time the backend needs it (`CSecItemLibpq` opens
+/// `libpq.so.5` with `dlopen`): a process that never uses PostgreSQL never maps it.
+enum Libpq {
+    /// Loads libpq once per process (later calls return the first answer at once).
+    /// - Throws: `errSecNotAvailable`, naming the library and how to install it, when
+    ///   libpq is missing or lacks a function the backend calls.
+    static func load() throws(SecItemError) {
+        if let reason = failure(csecitem_libpq_load) {
+            throw SecItemError(errSecNotAvailable, "the PostgreSQL backend needs libpq: \(reason)")
+        }
+    }
+
+    /// What ``load()`` reports when `library` is the libpq to load: `nil` when it loads
+    /// and has every function, else the reason. The process's own libpq is untouched.
+    static func problem(loading library: String) -> String? {
+        failure { csecitem_libpq_probe(library, $0, $1) }
+    }
+
+    private static func failure(_ call: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> String? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 512) { buffer in
+            guard let base = buffer.baseAddress else { return "no memory" }
+            base[0] = 0
+            return call(base, buffer.count) == 1 ? nil : String(cString: base)
+        }
+    }
+}
+
 /// A parameter of a statement: sent in binary (bytes) or text (numbers, text) format.
 enum PQValue {
     case bytes([UInt8])
@@ -40,13 +67,14 @@ final class PQConnection {
         self.redactions = redactions
     }
 
-    deinit { PQfinish(conn) }
+    deinit { csecitem_PQfinish(conn) }
 
     /// Connects with libpq's keyword/value parameters (the URI or key=value string
     /// expanded from `dbname`, then the `PG*` environment, `~/.pgpass` and
     /// `pg_service.conf`, exactly as `psql` would).
     /// - Throws: ``PQFailure`` with the reason the server could not be reached.
     static func connect(_ parameters: [(String, String)], redactions: [String]) throws(PQFailure) -> PQConnection {
+        do { try Libpq.load() } catch { throw PQFailure(sqlState: nil, message: error.detail ?? error.message, connectionLost: true) }
         var keys = parameters.map { strdup($0.0) }
         var values = parameters.map { strdup($0.1) }
         defer {
@@ -59,7 +87,7 @@ final class PQConnection {
             values.withUnsafeBufferPointer { v in
                 k.withMemoryRebound(to: UnsafePointer<CChar>?.self) { kc in
                     v.withMemoryRebound(to: UnsafePointer<CChar>?.self) { vc in
-                        PQconnectdbParams(kc.baseAddress, vc.baseAddress, 1)
+                        csecitem_PQconnectdbParams(kc.baseAddress, vc.baseAddress, 1)
                     }
                 }
             }
@@ -67,14 +95,14 @@ final class PQConnection {
         guard let handle else {
             throw PQFailure(sqlState: nil, message: "libpq could not allocate a connection", connectionLost: true)
         }
-        if PQstatus(handle) != CONNECTION_OK {
+        if csecitem_PQstatus(handle) != CONNECTION_OK {
             let message = Self.redact(Self.errorMessage(handle), redactions)
-            PQfinish(handle)
+            csecitem_PQfinish(handle)
             throw PQFailure(sqlState: nil, message: message, connectionLost: true)
         }
         // libpq's default prints server notices to stderr; a library stays quiet
         // (errors reach the caller through statuses and details instead).
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        csecitem_PQsetNoticeProcessor(handle, { _, _ in }, nil)
         return PQConnection(conn: handle, redactions: redactions)
     }
 
@@ -83,15 +111,15 @@ final class PQConnection {
     /// server is closing it (restart, failover, termination, idle timeout), so a
     /// socket that reads as ready means it is gone or going.
     var isAlive: Bool {
-        guard PQstatus(conn) == CONNECTION_OK, PQtransactionStatus(conn) == PQTRANS_IDLE else { return false }
-        let fd = PQsocket(conn)
+        guard csecitem_PQstatus(conn) == CONNECTION_OK, csecitem_PQtransactionStatus(conn) == PQTRANS_IDLE else { return false }
+        let fd = csecitem_PQsocket(conn)
         guard fd >= 0 else { return false }
         return csecitem_pq_wait(fd, 0, 0) == 0
     }
 
     /// The server's `server_version` parameter, such as "15.18 (Debian 15.18-0+deb12u1)".
     var serverVersion: String {
-        guard let v = PQparameterStatus(conn, "server_version") else { return "unknown" }
+        guard let v = csecitem_PQparameterStatus(conn, "server_version") else { return "unknown" }
         return String(cString: v)
     }
 
@@ -99,7 +127,7 @@ final class PQConnection {
     /// as the server reported at connection time (PostgreSQL 14 and later).
     var reportsReadOnly: Bool {
         for name in ["in_hot_standby", "default_transaction_read_only"] {
-            if let v = PQparameterStatus(conn, name), String(cString: v) == "on" { return true }
+            if let v = csecitem_PQparameterStatus(conn, name), String(cString: v) == "on" { return true }
         }
         return false
     }
@@ -107,7 +135,7 @@ final class PQConnection {
     /// Where the connection went, without the password: `host:port/dbname as user`.
     var endpoint: String {
         func s(_ p: UnsafeMutablePointer<CChar>?) -> String { p.map { String(cString: $0) } ?? "?" }
-        return "\(s(PQhost(conn))):\(s(PQport(conn)))/\(s(PQdb(conn))) as \(s(PQuser(conn)))"
+        return "\(s(csecitem_PQhost(conn))):\(s(csecitem_PQport(conn)))/\(s(csecitem_PQdb(conn))) as \(s(csecitem_PQuser(conn)))"
     }
 
     /// Runs `sql` with `parameters` and waits for its result, within `timeout`.
@@ -121,10 +149,10 @@ final class PQConnection {
         let deadline = ContinuousClock.now + timeout
         if prepare, prepared[sql] == nil {
             let name = "s\(prepared.count)"
-            let sent = PQsendPrepare(conn, name, sql, 0, nil)
+            let sent = csecitem_PQsendPrepare(conn, name, sql, 0, nil)
             guard sent == 1 else { throw failure(connectionLost: true) }
             let result = try single(deadline)
-            guard PQresultStatus(result.handle) == PGRES_COMMAND_OK else { throw failure(result) }
+            guard csecitem_PQresultStatus(result.handle) == PGRES_COMMAND_OK else { throw failure(result) }
             prepared[sql] = name
         }
         let count = Int32(parameters.count)
@@ -155,13 +183,13 @@ final class PQConnection {
         let lengths = storage.map { Int32($0.count) }
         let sent: Int32 = withPointers(storage, nulls) { values in
             if prepare, let name = prepared[sql] {
-                return PQsendQueryPrepared(conn, name, count, values, lengths, formats, 1)
+                return csecitem_PQsendQueryPrepared(conn, name, count, values, lengths, formats, 1)
             }
-            return PQsendQueryParams(conn, sql, count, nil, values, lengths, formats, 1)
+            return csecitem_PQsendQueryParams(conn, sql, count, nil, values, lengths, formats, 1)
         }
         guard sent == 1 else { throw failure(connectionLost: true) }
         let result = try single(deadline)
-        switch PQresultStatus(result.handle) {
+        switch csecitem_PQresultStatus(result.handle) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
             return result
         default:
@@ -173,11 +201,11 @@ final class PQConnection {
     /// returning the last result.
     func run(_ sql: String, timeout: Duration) throws(PQFailure) -> PQResult? {
         let deadline = ContinuousClock.now + timeout
-        guard PQsendQuery(conn, sql) == 1 else { throw failure(connectionLost: true) }
+        guard csecitem_PQsendQuery(conn, sql) == 1 else { throw failure(connectionLost: true) }
         var last: PQResult?
         var firstError: PQFailure?
         while let result = try next(deadline) {
-            switch PQresultStatus(result.handle) {
+            switch csecitem_PQresultStatus(result.handle) {
             case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
                 last = result
             default:
@@ -218,12 +246,12 @@ final class PQConnection {
 
     /// The next result, or nil when the statement's results are over; bounded by `deadline`.
     private func next(_ deadline: ContinuousClock.Instant) throws(PQFailure) -> PQResult? {
-        let fd = PQsocket(conn)
+        let fd = csecitem_PQsocket(conn)
         while true {
-            let flushed = PQflush(conn)
+            let flushed = csecitem_PQflush(conn)
             if flushed < 0 { throw failure(connectionLost: true) }
-            if flushed == 0, PQisBusy(conn) == 0 {
-                guard let handle = PQgetResult(conn) else { return nil }
+            if flushed == 0, csecitem_PQisBusy(conn) == 0 {
+                guard let handle = csecitem_PQgetResult(conn) else { return nil }
                 return PQResult(handle)
             }
             let remaining = deadline - ContinuousClock.now
@@ -234,8 +262,8 @@ final class PQConnection {
             }
             let ready = csecitem_pq_wait(fd, flushed == 1 ? 1 : 0, Int32(clamping: min(ms, 1000)))
             if ready < 0 { throw failure(connectionLost: true) }
-            if ready == 1, PQconsumeInput(conn) == 0 { throw failure(connectionLost: true) }
-            if PQstatus(conn) != CONNECTION_OK { throw failure(connectionLost: true) }
+            if ready == 1, csecitem_PQconsumeInput(conn) == 0 { throw failure(connectionLost: true) }
+            if csecitem_PQstatus(conn) != CONNECTION_OK { throw failure(connectionLost: true) }
         }
     }
 
@@ -243,21 +271,21 @@ final class PQConnection {
         let message = Self.redact(Self.errorMessage(conn), redactions)
         return PQFailure(
             sqlState: nil, message: message.isEmpty ? "the connection to the server was lost" : message,
-            connectionLost: connectionLost || PQstatus(conn) != CONNECTION_OK)
+            connectionLost: connectionLost || csecitem_PQstatus(conn) != CONNECTION_OK)
     }
 
     private func failure(_ result: PQResult) -> PQFailure {
         let state = result.field(csecitem_pg_diag_sqlstate)
         var message = result.field(csecitem_pg_diag_message_primary) ?? Self.errorMessage(conn)
         if message.isEmpty { message = "the server returned no result" }
-        let lost = PQstatus(conn) != CONNECTION_OK || state.map { $0.hasPrefix("08") || $0.hasPrefix("57P") } ?? true
+        let lost = csecitem_PQstatus(conn) != CONNECTION_OK || state.map { $0.hasPrefix("08") || $0.hasPrefix("57P") } ?? true
         return PQFailure(
             sqlState: state, constraint: result.field(csecitem_pg_diag_constraint_name),
             message: Self.redact(message, redactions), connectionLost: lost)
     }
 
     static func errorMessage(_ conn: OpaquePointer) -> String {
-        guard let m = PQerrorMessage(conn) else { return "" }
+        guard let m = csecitem_PQerrorMessage(conn) else { return "" }
         return String(cString: m).trimmingCharacters(in: .whitespacesAndNewlines)
             .replacingOccurrences(of: "\n", with: "; ")
     }
@@ -275,22 +303,22 @@ final class PQResult {
 
     init(_ handle: OpaquePointer) { self.handle = handle }
 
-    deinit { PQclear(handle) }
+    deinit { csecitem_PQclear(handle) }
 
-    var rows: Int { Int(PQntuples(handle)) }
+    var rows: Int { Int(csecitem_PQntuples(handle)) }
 
     /// The number of rows a command touched (`INSERT 0 1` → 1).
-    var affected: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
+    var affected: Int { Int(String(cString: csecitem_PQcmdTuples(handle))) ?? 0 }
 
-    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
+    func isNull(_ row: Int, _ column: Int) -> Bool { csecitem_PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
 
     /// The bytes of a field in place (valid while this result lives), or nil for NULL.
     func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer? {
         let r = Int32(row)
         let c = Int32(column)
-        if PQgetisnull(handle, r, c) == 1 { return nil }
-        let length = Int(PQgetlength(handle, r, c))
-        return UnsafeRawBufferPointer(start: PQgetvalue(handle, r, c), count: length)
+        if csecitem_PQgetisnull(handle, r, c) == 1 { return nil }
+        let length = Int(csecitem_PQgetlength(handle, r, c))
+        return UnsafeRawBufferPointer(start: csecitem_PQgetvalue(handle, r, c), count: length)
     }
 
     func array(_ row: Int, _ column: Int) -> [UInt8]? { bytes(row, column).map { Array($0) } }
@@ -311,7 +339,7 @@ final class PQResult {
     }
 
     func field(_ code: Int32) -> String? {
-        guard let p = PQresultErrorField(handle, code) else { return nil }
+        guard let p = csecitem_PQresultErrorField(handle, code) else { return nil }
         return String(cString: p)
     }
 }
