@@ -17,8 +17,8 @@ enum DiagnoseVerb {
             anything. Exits 0 when the backend that would be used is usable, 53 otherwise.
             """,
         options: []
-    ) { (session: Session) throws(CommandError) in
-        let diagnosis = BackendDiagnosis.run(environment: session.effectiveEnvironment)
+    ) { (invocation: Invocation) throws(CommandError) in
+        let diagnosis = BackendDiagnosis.run(environment: invocation.effectiveEnvironment)
         var out = "backend: \(diagnosis.chosen ?? "none")\(diagnosis.chosenUsable ? "" : " (NOT USABLE)")\n"
         out += "reason: \(diagnosis.reason)\n\n"
         for finding in diagnosis.findings {

@@ -18,15 +18,15 @@ enum DumpVerb {
             OptionSpec("yes", long: "yes", .flag, help: "Do not ask for confirmation before printing data."),
             TransferVerbs.skipDamagedOption,
         ]
-    ) { (session: Session) throws(CommandError) in
-        let args = session.arguments
+    ) { (invocation: Invocation) throws(CommandError) in
+        let args = invocation.arguments
         let withData = args.has("data")
         if withData && !args.has("yes") {
             guard Console.confirm("Print the secrets of every item to standard output?") else {
                 throw CommandError(.failure, "not confirmed; nothing printed")
             }
         }
-        let client = try session.client()
+        let client = try invocation.client()
         let damaged: [String]
         do throws(SecItemError) {
             damaged = try KeychainTransfer.damagedRows(in: client.backend)

@@ -27,14 +27,14 @@ enum FileVerbs {
             OptionSpec("rewrapOnly", long: "rewrap-only", .flag, help: "Keep the data key; only re-wrap it (see above)."),
             OptionSpec("rotate", long: "rotate", .flag, help: "Replace the data key and re-encrypt every item."),
         ]
-    ) { (session: Session) throws(CommandError) in
-        let args = session.arguments
+    ) { (invocation: Invocation) throws(CommandError) in
+        let args = invocation.arguments
         let chosen = [args.has("newPassphrase"), args.has("newKeyFile"), args.has("rotate")].filter { $0 }.count
         guard chosen == 1 else { throw CommandError(.usage, "give exactly one of --new-passphrase, --new-key-file, --rotate") }
         guard !(args.has("rewrapOnly") && args.has("rotate")) else {
             throw CommandError(.usage, "--rewrap-only goes with --new-passphrase or --new-key-file, not --rotate")
         }
-        let env = session.environment
+        let env = invocation.environment
         // The backend keeps only the derived keys; the passphrases go once it is done.
         defer { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) }
         do throws(SecItemError) {
@@ -92,15 +92,15 @@ enum FileVerbs {
             OptionSpec("expectCommitment", long: "expect-commitment", valueName: "value",
                        help: "Fail unless the file's commitment is exactly this value."),
         ]
-    ) { (session: Session) throws(CommandError) in
+    ) { (invocation: Invocation) throws(CommandError) in
         let result: (path: String, damaged: [String], commitment: String)
         do throws(SecItemError) {
-            result = try FileMaintenance.verify(environment: session.environment)
+            result = try FileMaintenance.verify(environment: invocation.environment)
         } catch {
             throw CommandError(error, context: "cannot verify the file keychain")
         }
         if !result.commitment.isEmpty { Console.write("\(result.path): commitment \(result.commitment)\n") }
-        if let expected = session.arguments.value("expectCommitment"), expected != result.commitment {
+        if let expected = invocation.arguments.value("expectCommitment"), expected != result.commitment {
             Console.write("\(result.path): the commitment is \(result.commitment.isEmpty ? "absent (format 1)" : result.commitment), "
                           + "not the expected \(expected): the file was rolled back or replaced\n")
             throw CommandError(.failure, "\(result.path) does not hold the expected commitment")
@@ -123,9 +123,9 @@ enum FileVerbs {
             file is format 2 afterwards.
             """,
         options: []
-    ) { (session: Session) throws(CommandError) in
+    ) { (invocation: Invocation) throws(CommandError) in
         do throws(SecItemError) {
-            let result = try FileMaintenance.upgrade(environment: session.environment)
+            let result = try FileMaintenance.upgrade(environment: invocation.environment)
             Console.write("\(result.path): \(result.upgraded ? "upgraded to format 2" : "already format 2")\n")
         } catch {
             throw CommandError(error, context: "cannot upgrade the file keychain")

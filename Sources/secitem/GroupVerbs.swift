@@ -24,8 +24,8 @@ enum GroupVerbs {
             OptionSpec("service", short: "s", valueName: "name", help: "Only generic passwords of this service and internet passwords of this server."),
             OptionSpec("label", short: "l", valueName: "label", help: "Only items with this label."),
         ]
-    ) { (session: Session) throws(CommandError) in
-        let args = session.arguments
+    ) { (invocation: Invocation) throws(CommandError) in
+        let args = invocation.arguments
         guard let target = args.value("to"), !target.isEmpty else { throw CommandError(.usage, "--to GROUP is required") }
         var classes = [kSecClassGenericPassword as String, kSecClassInternetPassword as String, kSecClassCertificate as String, kSecClassKey as String]
         if let name = args.value("class") {
@@ -34,7 +34,7 @@ enum GroupVerbs {
             }
             classes = [name]
         }
-        let client = try session.client()
+        let client = try invocation.client()
 
         // What moves: each class's matching items, by group (the target's own are left alone).
         var batches: [(query: [String: Any], group: String, refs: [Data])] = []

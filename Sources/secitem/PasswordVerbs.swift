@@ -137,7 +137,7 @@ enum PasswordVerbs {
             discussion: """
                 The item's password is empty unless -w gives one. It goes to the access group -G names, else \
                 the default group (the first of SECITEM_ACCESS_GROUPS, else SECITEM_APPLICATION_ID, else \
-                \(Session.toolIdentifier)). With -U an existing item in that group with the same \
+                \(Invocation.toolIdentifier)). With -U an existing item in that group with the same \
                 \(itemClass == kSecClassGenericPassword as String ? "account and service" : "account, server, protocol, port, path, domain and authentication type") \
                 is updated (its password only when -w is given); items in other groups are never touched. Without \
                 -U, adding one that exists fails (status 45).
@@ -151,11 +151,11 @@ enum PasswordVerbs {
                 passwordOption, hexPasswordOption, rawInputOption,
                 OptionSpec("update", short: "U", .flag, help: "Update the item if it already exists."),
             ]
-        ) { (session: Session) throws(CommandError) in
-            let args = session.arguments
+        ) { (invocation: Invocation) throws(CommandError) in
+            let args = invocation.arguments
             let given = try attributes(args, flags)
             let secret = try password(args)
-            let client = try session.client()
+            let client = try invocation.client()
             var item = given
             item[kSecClass as String] = itemClass
             item[kSecValueData as String] = secret ?? Data()
@@ -203,8 +203,8 @@ enum PasswordVerbs {
                 OptionSpec("hexPassword", short: "x", .flag, help: "Print only the password, as hexadecimal digits and a newline."),
                 OptionSpec("raw", long: "raw", .flag, help: "With -w: print the stored bytes without the trailing newline."),
             ]
-        ) { (session: Session) throws(CommandError) in
-            let args = session.arguments
+        ) { (invocation: Invocation) throws(CommandError) in
+            let args = invocation.arguments
             var query = try attributes(args, flags)
             query[kSecClass as String] = itemClass
             if let group = args.value("group") { query[kSecAttrAccessGroup as String] = group }
@@ -215,7 +215,7 @@ enum PasswordVerbs {
             if args.has("hexPassword") && args.has("onlyPassword") { throw CommandError(.usage, "give -w or -x, not both") }
             let wantsSecret = args.has("showPassword") || args.has("onlyPassword") || args.has("hexPassword")
             if wantsSecret { query[kSecReturnData as String] = true }
-            let client = try session.client()
+            let client = try invocation.client()
             let found: [String: Any]
             do throws(SecItemError) {
                 found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
@@ -247,15 +247,15 @@ enum PasswordVerbs {
                 Every access group is searched unless -G names one.
                 """,
             options: flags.map(\.option) + [accessGroupOption]
-        ) { (session: Session) throws(CommandError) in
-            var query = try attributes(session.arguments, flags)
+        ) { (invocation: Invocation) throws(CommandError) in
+            var query = try attributes(invocation.arguments, flags)
             query[kSecClass as String] = itemClass
-            if let group = session.arguments.value("group") { query[kSecAttrAccessGroup as String] = group }
+            if let group = invocation.arguments.value("group") { query[kSecAttrAccessGroup as String] = group }
             query[kSecMatchLimit as String] = kSecMatchLimitOne
             query[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
             query[kSecReturnAttributes as String] = true
             query[kSecReturnPersistentRef as String] = true
-            let client = try session.client()
+            let client = try invocation.client()
             do throws(SecItemError) {
                 let found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
                 guard let ref = found[kSecValuePersistentRef as String] as? Data else { throw SecItemError(errSecItemNotFound) }

@@ -89,12 +89,12 @@ enum TransferVerbs {
             OptionSpec("plaintext", long: "plaintext", .flag, help: "Write clear JSON, not encrypted: anyone who reads the file reads the secrets."),
             skipDamagedOption,
         ] + selectionOptions
-    ) { (session: Session) throws(CommandError) in
-        let args = session.arguments
+    ) { (invocation: Invocation) throws(CommandError) in
+        let args = invocation.arguments
         guard let output = args.value("output") else { throw CommandError(.usage, "--output FILE is required") }
-        let env = session.effectiveEnvironment
+        let env = invocation.effectiveEnvironment
         let selection = try selection(args, environment: env)
-        let client = try session.client()
+        let client = try invocation.client()
         try checkDamaged(client.backend, args, verb: "export")
         let found: (items: [StoredItem], leftOut: Int)
         do throws(SecItemError) {
@@ -145,11 +145,11 @@ enum TransferVerbs {
             OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted import: skip items already there with the same identity and contents."),
             OptionSpec("group", short: "G", long: "access-group", valueName: "group", help: "Import every item into this access group instead of its own."),
         ]
-    ) { (session: Session) throws(CommandError) in
-        guard let input = session.arguments.value("input") else { throw CommandError(.usage, "--input FILE is required") }
-        let env = session.effectiveEnvironment
+    ) { (invocation: Invocation) throws(CommandError) in
+        guard let input = invocation.arguments.value("input") else { throw CommandError(.usage, "--input FILE is required") }
+        let env = invocation.effectiveEnvironment
         do throws(SecItemError) {
-            if try !ExportArchive.isEncrypted(input) && !session.arguments.has("plaintext") {
+            if try !ExportArchive.isEncrypted(input) && !invocation.arguments.has("plaintext") {
                 throw SecItemError(
                     errSecDecode,
                     "it is a plaintext (JSON) export, not an encrypted one; anyone who could write it chose its items. Give --plaintext to import it anyway")
@@ -169,12 +169,12 @@ enum TransferVerbs {
         } catch {
             throw CommandError(error, context: "cannot read \(input)")
         }
-        let client = try session.client()
+        let client = try invocation.client()
         var progress = Progress("import", total: items.count)
         let added: Int
         do throws(SecItemError) {
             added = try KeychainTransfer.importItems(
-                items, into: client, accessGroup: session.arguments.value("group"), resume: session.arguments.has("resume")
+                items, into: client, accessGroup: invocation.arguments.value("group"), resume: invocation.arguments.has("resume")
             ) { progress.update($0) }.added
         } catch {
             progress.finish()
@@ -186,8 +186,8 @@ enum TransferVerbs {
     }
 
     /// migrate --adopt-foreign: copies foreign Secret Service items into a SecItem group of the same store.
-    static func adoptForeign(_ session: Session) throws(CommandError) {
-        let args = session.arguments
+    static func adoptForeign(_ invocation: Invocation) throws(CommandError) {
+        let args = invocation.arguments
         guard let group = args.value("toGroup"), !group.isEmpty else {
             throw CommandError(.usage, "--adopt-foreign needs --to-group GROUP")
         }
@@ -196,11 +196,11 @@ enum TransferVerbs {
         for name in [args.value("from"), args.value("to")].compactMap({ $0 }) where name != "secret-service" {
             throw CommandError(.usage, "--adopt-foreign works within the Secret Service, not '\(name)'")
         }
-        let env = session.environment
+        let env = invocation.environment
         var selection = try selection(args, environment: env)
         selection.accessGroups = [foreign]
         selection.includeThisDeviceOnly = true
-        let store = try Session.client(environment: env, backend: "secret-service")
+        let store = try Invocation.client(environment: env, backend: "secret-service")
         let originals: [StoredItem]
         do throws(SecItemError) {
             originals = try KeychainTransfer.items(in: store.backend, selection).items
@@ -257,9 +257,9 @@ enum TransferVerbs {
                 help: "Adopt items other Secret Service clients stored (secret-tool, Python keyring, git's libsecret helper) into --to-group."),
             OptionSpec("toGroup", long: "to-group", valueName: "group", help: "With --adopt-foreign: the SecItem access group the copies go to."),
         ] + selectionOptions.filter { $0.key != "thisDevice" }
-    ) { (session: Session) throws(CommandError) in
-        let args = session.arguments
-        if args.has("adoptForeign") { return try adoptForeign(session) }
+    ) { (invocation: Invocation) throws(CommandError) in
+        let args = invocation.arguments
+        if args.has("adoptForeign") { return try adoptForeign(invocation) }
         guard let from = args.value("from"), let to = args.value("to") else {
             throw CommandError(.usage, "--from and --to are required")
         }
@@ -269,11 +269,11 @@ enum TransferVerbs {
                 .usage,
                 "--move to the memory backend would lose the items: it lives only as long as this process; nothing done")
         }
-        let env = session.environment
+        let env = invocation.environment
         var selection = try selection(args, environment: env)
         selection.includeThisDeviceOnly = true
-        let source = try Session.client(environment: env, backend: from, keepPassphrase: true)
-        let target = try Session.client(environment: env, backend: to)
+        let source = try Invocation.client(environment: env, backend: from, keepPassphrase: true)
+        let target = try Invocation.client(environment: env, backend: to)
         try checkDamaged(source.backend, args, verb: "migrate")
         let items: [StoredItem]
         do throws(SecItemError) {

@@ -32,7 +32,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// What this backend was opened with, without its secret: a passphrase or raw
     /// key is dropped once the key is derived (descriptions redact passwords too).
     public let configuration: Configuration
-    private let state: Mutex<Session?>
+    private let state: Mutex<PostgreSQLSession?>
 
     /// The name used in diagnostics.
     public var name: String { "postgresql" }
@@ -49,7 +49,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     ///   newer than this library; `errSecParam` for a bad setting.
     public init(configuration: Configuration) throws(SecItemError) {
         self.configuration = configuration.released
-        state = Mutex(try Session.open(configuration))
+        state = Mutex(try PostgreSQLSession.open(configuration))
     }
 
     /// Closes the connection; later calls throw `errSecNotAvailable`.
@@ -60,7 +60,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     // MARK: SecItemBackend
 
     public func add(_ item: StoredItem) throws(SecItemError) {
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "adding an item") { () throws(SecItemError) -> Void in
                 try s.write { () throws(SecItemError) in try s.insert(item) }
             }
@@ -68,7 +68,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     }
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "searching items") { () throws(SecItemError) -> [StoredItem] in
                 try s.matches(query, limit: limit, inWrite: false).map(\.item)
             }
@@ -76,7 +76,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     }
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "updating items") { () throws(SecItemError) -> Int in
                 try s.write { () throws(SecItemError) -> Int in
                     let old = try s.matches(query, limit: nil, inWrite: true)
@@ -88,7 +88,7 @@ public final class PostgreSQLBackend: SecItemBackend {
                     var newKeys: [[UInt8]] = []
                     for item in updated { newKeys.append(try s.codec.primaryKeyMAC(item.primaryKey)) }
                     if newKeys.contains(where: { oldKeys.contains($0) }) {
-                        _ = try s.exec(s.sql.park, [.text(Session.arrayLiteral(old.map(\.seq)))])
+                        _ = try s.exec(s.sql.park, [.text(PostgreSQLSession.arrayLiteral(old.map(\.seq)))])
                     }
                     for (match, item) in zip(old, updated) { try s.rewrite(match, with: item) }
                     return old.count
@@ -98,7 +98,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "deleting items") { () throws(SecItemError) -> Int in
                 try s.write { () throws(SecItemError) -> Int in
                     let doomed = try s.matches(query, limit: nil, inWrite: true)
@@ -127,7 +127,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     ///   store is unchanged on any error.
     public func rekey(to newSource: SQLiteBackend.KeySource) throws(SecItemError) {
         let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.fileConfiguration(newSource))
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "rekeying") { () throws(SecItemError) -> Void in
                 try s.write { () throws(SecItemError) in try s.rotate(newKEK: newKEK) }
             }
@@ -140,7 +140,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// On any failure the store keeps the old key and every row.
     /// - Throws: `errSecDecode` when a row is damaged: rotation would lose it.
     public func rotateDataKey() throws(SecItemError) {
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "rotating the data key") { () throws(SecItemError) -> Void in
                 try s.write { () throws(SecItemError) in try s.rotate(newKEK: nil) }
             }
@@ -151,7 +151,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// copied in by someone with write access to the database but no key).
     /// - Returns: What is wrong, one line each; empty when all is well.
     public func verify() throws(SecItemError) -> [String] {
-        try withSession { (s: Session) throws(SecItemError) in
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "verifying") { () throws(SecItemError) -> [String] in try s.verify() }
         }
     }
@@ -161,7 +161,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// writable, whether the keychain exists and the key unlocks it. Bounded by
     /// the connect and statement timeouts; never shows a password or key.
     public static func inspect(_ configuration: Configuration) -> (usable: Bool, notes: [String]) {
-        Session.inspect(configuration)
+        PostgreSQLSession.inspect(configuration)
     }
 
     /// Where the backend is connected, without the password (for diagnostics).
@@ -169,8 +169,8 @@ public final class PostgreSQLBackend: SecItemBackend {
         state.withLock { $0?.pq?.endpoint ?? "not connected" }
     }
 
-    private func withSession<R: Sendable>(_ body: (Session) throws(SecItemError) -> R) throws(SecItemError) -> R {
-        try state.withLock { (session: inout Session?) throws(SecItemError) -> R in
+    private func withSession<R: Sendable>(_ body: (PostgreSQLSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
+        try state.withLock { (session: inout PostgreSQLSession?) throws(SecItemError) -> R in
             guard let session else { throw SecItemError(errSecNotAvailable, "the PostgreSQL keychain was closed") }
             return try body(session)
         }

@@ -24,7 +24,7 @@ struct SQL {
         q = "\"\(schema)\""
     }
 
-    /// The columns of a row, as ``Session/Row`` reads them.
+    /// The columns of a row, as ``PostgreSQLSession/Row`` reads them.
     static let columns = ["seq", "uuid", "class", "pk"] + IndexedColumns.columns + ["version", "ct"]
     static let rowColumns = columns.map { "i.\($0)" }.joined(separator: ", ")
 

@@ -11,13 +11,13 @@ import SecItemSQLite
 /// whole primary key, as the benchmark workload's are.
 @_spi(Baseline)
 public final class DirectPostgreSQLKeychain {
-    private let session: Session
+    private let session: PostgreSQLSession
     private let service: String
     private let group: String
 
     /// Opens (creating when missing) the keychain `configuration` names.
     public init(configuration: PostgreSQLBackend.Configuration, service: String, accessGroup: String) throws(SecItemError) {
-        session = try Session.open(configuration)
+        session = try PostgreSQLSession.open(configuration)
         self.service = service
         group = accessGroup
     }
@@ -63,21 +63,21 @@ public final class DirectPostgreSQLKeychain {
         let conditions = ["i.class = $1::text", "i.pk IN ($2::bytea)"]
         let r = try exec(sql.selectWithEpoch(conditions), [.text(ItemClass.genericPassword.rawValue), .bytes(try primaryKeyMAC(account))])
         guard r.rows >= 1, let generation = r.int64(0, 1) else { return -1 }
-        let row = Session.Row(result: r, row: 0)
+        let row = PostgreSQLSession.Row(result: r, row: 0)
         guard row.seq != nil, case .item(let item, _) = try session.codec.decode(row, maxVersion: generation) else {
             return -1
         }
         return item.data?.count ?? 0
     }
 
-    private func locked(_ account: String) throws(SecItemError) -> Session.Match? {
+    private func locked(_ account: String) throws(SecItemError) -> PostgreSQLSession.Match? {
         let conditions = ["i.class = $1::text", "i.pk IN ($2::bytea)"]
         let r = try exec(sql.selectInWrite(conditions), [.text(ItemClass.genericPassword.rawValue), .bytes(try primaryKeyMAC(account))])
         guard r.rows >= 1 else { return nil }
-        let row = Session.Row(result: r, row: 0)
+        let row = PostgreSQLSession.Row(result: r, row: 0)
         guard let seq = row.seq, case .item(let item, _) = try session.codec.decode(row, maxVersion: session.commitment.generation)
         else { return nil }
-        return Session.Match(seq: seq, item: item, primaryKeyMAC: r.array(0, 5) ?? [], element: row.element)
+        return PostgreSQLSession.Match(seq: seq, item: item, primaryKeyMAC: r.array(0, 5) ?? [], element: row.element)
     }
 
     /// BEGIN, lock the state row, SELECT, open, seal, UPDATE, update the commitment, COMMIT.
@@ -114,7 +114,7 @@ public final class DirectPostgreSQLKeychain {
         guard r.rows >= 1, let generation = r.int64(0, 1) else { return 0 }
         var n = 0
         for i in 0..<r.rows {
-            let row = Session.Row(result: r, row: i)
+            let row = PostgreSQLSession.Row(result: r, row: i)
             guard row.seq != nil else { continue }
             if case .item = try session.codec.decode(row, maxVersion: generation) { n += 1 }
         }

@@ -1,0 +1,109 @@
+import Foundation
+import SecItemCore
+import SecItemSQLite
+
+/// Opening a keychain: reads the header, or creates the schema and the keychain
+/// under an advisory lock when they are missing.
+struct Bootstrap {
+    let pq: PQConnection
+    let sql: SQL
+    let configuration: PostgreSQLBackend.Configuration
+    let store: String
+
+    func run() throws(SecItemError) -> (KeychainHeader, SecretBytes, RowCodec) {
+        let existing = try readMeta(allowMissing: true)
+        let header: KeychainHeader
+        if let existing, !existing.isEmpty {
+            header = try parse(existing)
+        } else {
+            if let created = try create() {
+                return created
+            }
+            guard let meta = try readMeta(allowMissing: false) else {
+                throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain tables vanished while it was opened")
+            }
+            header = try parse(meta)
+        }
+        let resolved = try KeyEncryptionKey.forExisting(
+            configuration.keySource, configuration.fileConfiguration(configuration.keySource), header: header)
+        guard let dataKey = try header.unwrap(kek: resolved.kek) else {
+            let what = header.protection == .passphrase ? "passphrase" : "key"
+            throw SecItemError(errSecAuthFailed, "the \(what) does not unlock the keychain \(store)")
+        }
+        return (header, resolved.kek, RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(header.format))))
+    }
+
+    private func fail(_ error: PQFailure) -> SecItemError {
+        if error.connectionLost {
+            return SecItemError(errSecNotAvailable, "the PostgreSQL server is not available (opening): \(error.message)")
+        }
+        if error.sqlState == "25006" {
+            return SecItemError(errSecReadOnly, "the PostgreSQL server is read-only and the keychain does not exist yet")
+        }
+        if error.sqlState == "42501" {
+            return SecItemError(errSecAuthFailed, "the PostgreSQL role may not create or read the keychain: \(error.message)")
+        }
+        return SecItemError(errSecIO, "PostgreSQL error \(error.sqlState ?? "") while opening the keychain: \(error.message)")
+    }
+
+    private func parse(_ meta: [String: KeychainHeader.MetaValue]) throws(SecItemError) -> KeychainHeader {
+        try PostgreSQLSession.header(meta, store: store)
+    }
+
+    /// The meta rows; `nil` when the tables do not exist (and `allowMissing`).
+    private func readMeta(allowMissing: Bool) throws(SecItemError) -> [String: KeychainHeader.MetaValue]? {
+        do {
+            let r = try pq.execute(sql.readMeta, prepare: false, timeout: PostgreSQLSession.bound(configuration))
+            return PostgreSQLSession.metaValues(r)
+        } catch where allowMissing && (error.sqlState == "42P01" || error.sqlState == "3F000") {
+            return nil
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Creates the schema and, when no other host did first, the keychain.
+    /// - Returns: The new keychain's keys, or `nil` when another host made it.
+    private func create() throws(SecItemError) -> (KeychainHeader, SecretBytes, RowCodec)? {
+        let bound = PostgreSQLSession.bound(configuration)
+        func q(_ statement: String, _ values: [PQValue] = []) throws(SecItemError) -> PQResult {
+            do {
+                return try pq.execute(statement, values, prepare: false, timeout: bound)
+            } catch {
+                throw fail(error)
+            }
+        }
+        func run(_ statements: String) throws(SecItemError) {
+            do {
+                _ = try pq.run(statements, timeout: bound)
+            } catch {
+                throw fail(error)
+            }
+        }
+        try run("BEGIN")
+        do throws(SecItemError) {
+            // Many hosts starting at once: one creates, the others wait here and then find it made.
+            _ = try q(sql.advisoryLock, [.int64(sql.lockKey)])
+            try run(sql.createSchema)
+            if try q(sql.readMeta).rows > 0 {
+                try run("COMMIT")
+                return nil
+            }
+            let kek = try KeyEncryptionKey.forNewWrapping(
+                configuration.keySource, configuration.fileConfiguration(configuration.keySource))
+            let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
+            var header = KeychainHeader(
+                protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
+            try header.wrap(keys.dataKey, kek: kek.kek)
+            try PostgreSQLSession.putMeta(sql.putMeta, "schema", .integer(PostgreSQLBackend.schemaVersion), q)
+            for (key, value) in header.metaValues { try PostgreSQLSession.putMeta(sql.putMeta, key, value, q) }
+            let empty = RowSetCommitment(generation: 0)
+            _ = try q(sql.createState, [.int64(0), .int64(0), .bytes(empty.cells), .bytes(try empty.mac(keys.mac)), .int64(header.epoch)])
+            try run("COMMIT")
+            return (header, kek.kek, RowCodec(keys: keys))
+        } catch {
+            _ = try? pq.run("ROLLBACK", timeout: bound)
+            throw error
+        }
+    }
+}

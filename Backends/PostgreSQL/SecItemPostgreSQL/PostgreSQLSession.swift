@@ -1,0 +1,230 @@
+import Foundation
+import SecItemCore
+import SecItemSQLite
+
+/// One open keychain: the connection (re-made when lost), the keys, and the SQL.
+/// Used under the backend's mutex only.
+final class PostgreSQLSession {
+    let configuration: PostgreSQLBackend.Configuration
+    let sql: SQL
+    private let parameters: [(String, String)]
+    private let redactions: [String]
+    /// The connection; `nil` after it was lost (the next call reconnects). Set only
+    /// by the session (this file and its extensions).
+    var pq: PQConnection?
+    var header: KeychainHeader
+    var kek: SecretBytes
+    var codec: RowCodec
+    /// Inside a write: the row-set commitment as locked, updated by every row change
+    /// (PostgreSQLSession+Rows.swift) and by a rotation (+Keys.swift).
+    var commitment = RowSetCommitment(generation: 0)
+    /// Inside a write: the version stamped on every row it writes.
+    var writeVersion: Int64 { commitment.generation + 1 }
+    /// What the current call is doing, for messages.
+    private var during = ""
+    /// Set when a statement saw another key epoch: the call reloads the keys and runs again.
+    private var sawStaleKeys = false
+    /// Set on a serialization failure or deadlock: the call runs again.
+    private var sawRetryable = false
+
+    /// The error a statement that saw another key epoch throws; the call then
+    /// reloads the keys and runs again (it is only seen when that keeps happening).
+    func staleKeys() -> SecItemError {
+        sawStaleKeys = true
+        return SecItemError(errSecIO, "the keychain's key epoch kept changing during the call")
+    }
+
+    private init(
+        configuration: PostgreSQLBackend.Configuration, sql: SQL, parameters: [(String, String)], redactions: [String],
+        pq: PQConnection, header: KeychainHeader, kek: SecretBytes, codec: RowCodec
+    ) {
+        self.configuration = configuration
+        self.sql = sql
+        self.parameters = parameters
+        self.redactions = redactions
+        self.pq = pq
+        self.header = header
+        self.kek = kek
+        self.codec = codec
+    }
+
+    /// Connects, creates what is missing, and unlocks the keychain.
+    static func open(_ configuration: PostgreSQLBackend.Configuration) throws(SecItemError) -> PostgreSQLSession {
+        if case .automatic = configuration.keySource {
+            throw SecItemError(
+                errSecParam,
+                "the PostgreSQL backend needs a key every host shares (a key file or passphrase), not a generated one")
+        }
+        let sql = try SQL(schema: configuration.schema)
+        let environment = ProcessInfo.processInfo.environment
+        let parameters = try ConnectionString.parameters(
+            configuration.connection, connectTimeout: configuration.connectTimeout, environment: environment)
+        let redactions = ConnectionString.secrets(configuration.connection, environment: environment)
+        let pq = try connect(parameters, redactions, configuration)
+        let store = configuration.fileConfiguration(configuration.keySource).path
+        // A bootstrap session: keys are filled in once the header is read or made.
+        let (header, kek, codec) = try Bootstrap(pq: pq, sql: sql, configuration: configuration, store: store).run()
+        // The passphrase (or raw key) was used by Bootstrap and is not kept (see reloadKeys).
+        return PostgreSQLSession(
+            configuration: configuration.released, sql: sql, parameters: parameters, redactions: redactions, pq: pq,
+            header: header, kek: kek, codec: codec)
+    }
+
+    static func connect(
+        _ parameters: [(String, String)], _ redactions: [String], _ configuration: PostgreSQLBackend.Configuration
+    ) throws(SecItemError) -> PQConnection {
+        let pq: PQConnection
+        do {
+            pq = try PQConnection.connect(parameters, redactions: redactions)
+        } catch {
+            throw SecItemError(
+                errSecNotAvailable,
+                "cannot connect to the PostgreSQL server (\(ConnectionString.redacted(configuration.connection))): "
+                    + error.message)
+        }
+        let ms = configuration.statementTimeout.wholeMilliseconds
+        do {
+            _ = try pq.run("SET statement_timeout = \(max(1, ms))", timeout: bound(configuration))
+        } catch {
+            throw SecItemError(errSecNotAvailable, "the PostgreSQL server did not accept the session settings: \(error.message)")
+        }
+        return pq
+    }
+
+    /// The client's bound on one statement: the server's `statement_timeout` fires
+    /// first with a clean error; this catches a server that stopped answering at all.
+    static func bound(_ configuration: PostgreSQLBackend.Configuration) -> Duration {
+        configuration.statementTimeout + .seconds(2)
+    }
+
+    // MARK: Calls
+
+    /// Runs one backend call: reconnects first when the connection was lost or
+    /// closed by the server, and runs `body` again when another host changed the
+    /// keys under it (after reloading them) or the server asked for a retry.
+    func call<R>(during what: String, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+        during = what
+        var attempt = 0
+        while true {
+            attempt += 1
+            sawStaleKeys = false
+            sawRetryable = false
+            do throws(SecItemError) {
+                try ensureConnected()
+                return try body()
+            } catch {
+                if sawStaleKeys, attempt < 8 {
+                    try reloadKeys()
+                    continue
+                }
+                if sawRetryable, attempt < 8 {
+                    usleep(UInt32(1000 * attempt * attempt))
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    private func ensureConnected() throws(SecItemError) {
+        if let pq, pq.isAlive { return }
+        pq = nil
+        pq = try Self.connect(parameters, redactions, configuration)
+    }
+
+    /// Runs `body` as one write transaction: it first locks the row-set
+    /// commitment's row (so writes from every host are serialized and a rotation
+    /// excludes them), checks the key epoch is this session's and the commitment
+    /// authenticates, and at the end stores the commitment the body's row changes
+    /// produced. Rolls back, and restores this session's keys, on any error.
+    func write<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+        let saved = (header, kek, codec)
+        _ = try exec(sql.begin)
+        do throws(SecItemError) {
+            let r = try exec(sql.lockState)
+            guard r.rows == 1, let generation = r.int64(0, 0), let count = r.int64(0, 1), let cells = r.array(0, 2),
+                let stored = r.array(0, 3), let epoch = r.int64(0, 4)
+            else {
+                throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its row-set commitment (state row)")
+            }
+            if epoch != header.epoch { throw staleKeys() }
+            guard let locked = RowSetCommitment(generation: generation, count: count, cells: cells),
+                stored == (try locked.mac(codec.keys.mac))
+            else {
+                throw SecItemError(
+                    errSecInvalidKeychain,
+                    "the PostgreSQL keychain was altered outside secitem: its row-set commitment does not authenticate")
+            }
+            commitment = locked
+            let result = try body()
+            commitment.generation = writeVersion
+            let state = commitment
+            _ = try exec(
+                sql.writeState,
+                [
+                    .int64(state.generation), .int64(state.count), .bytes(state.cells), .bytes(try state.mac(codec.keys.mac)),
+                    .int64(header.epoch),
+                ])
+            _ = try exec(sql.commit)
+            return result
+        } catch {
+            (header, kek, codec) = saved
+            if let pq, (try? pq.run("ROLLBACK", timeout: Self.bound(configuration))) == nil { self.pq = nil }
+            throw error
+        }
+    }
+
+    /// The key epoch.
+    func currentEpoch(lock: Bool) throws(SecItemError) -> Int64 {
+        let r = try exec(sql.epoch)
+        guard r.rows == 1, let epoch = r.int64(0, 0) else {
+            throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its key epoch (meta row 'epoch')")
+        }
+        return epoch
+    }
+
+    /// Runs a prepared statement; a failure becomes a ``SecItemError`` (and a lost
+    /// connection is dropped, so the next call reconnects).
+    func exec(_ statement: String, _ values: [PQValue] = []) throws(SecItemError) -> PQResult {
+        guard let pq else { throw SecItemError(errSecNotAvailable, "the PostgreSQL server is not available") }
+        do {
+            return try pq.execute(statement, values, timeout: Self.bound(configuration))
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    private func mapped(_ failure: PQFailure) -> SecItemError {
+        if failure.connectionLost {
+            pq = nil
+            return SecItemError(
+                errSecNotAvailable, "the PostgreSQL server is not available (\(during)): \(failure.message)")
+        }
+        switch failure.sqlState ?? "" {
+        case "23505":
+            return SecItemError(errSecDuplicateItem, "an item with the same primary key is already in the keychain")
+        case "25006":
+            // A standby, or default_transaction_read_only: a later call may reach the primary.
+            pq = nil
+            return SecItemError(
+                errSecReadOnly,
+                "the PostgreSQL server is read-only (a standby, or default_transaction_read_only is on); writes need "
+                    + "the primary (with several hosts in the URI, add target_session_attrs=read-write)")
+        case "40001", "40P01":
+            sawRetryable = true
+            return SecItemError(errSecIO, "the PostgreSQL server could not serialize the call (\(during)): \(failure.message)")
+        case "57014":
+            return SecItemError(
+                errSecNotAvailable,
+                "the PostgreSQL server did not finish within the statement timeout (\(during)): \(failure.message)")
+        case let s where s.hasPrefix("53") || s.hasPrefix("08") || s.hasPrefix("57P"):
+            pq = nil
+            return SecItemError(errSecNotAvailable, "the PostgreSQL server is not available (\(during)): \(failure.message)")
+        case "42501":
+            return SecItemError(
+                errSecAuthFailed, "the PostgreSQL role may not do this (\(during)): \(failure.message)")
+        case let s:
+            return SecItemError(errSecIO, "PostgreSQL error \(s) (\(during)): \(failure.message)")
+        }
+    }
+}

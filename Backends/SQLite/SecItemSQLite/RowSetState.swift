@@ -1,0 +1,34 @@
+import Foundation
+import SecItemCore
+
+/// The `state` row (format 2): generation, row count and commitment cells, sealed
+/// by an HMAC under the data key's HMAC key.
+enum RowSetState {
+    static func write(_ commitment: RowSetCommitment, keys: ItemKeys, _ db: Database) throws(SecItemError) {
+        let stmt = try db.statement(
+            "INSERT OR REPLACE INTO state(id, generation, count, cells, mac) VALUES (1, ?, ?, ?, ?)")
+        stmt.bind(1, commitment.generation)
+        stmt.bind(2, commitment.count)
+        stmt.bind(3, commitment.cells)
+        stmt.bind(4, try commitment.mac(keys.mac))
+        try stmt.run(during: "writing the row-set commitment")
+    }
+
+    /// Reads and authenticates the state row.
+    /// - Throws: `errSecInvalidKeychain` when it is missing or was altered.
+    static func read(_ keys: ItemKeys, _ db: Database) throws(SecItemError) -> RowSetCommitment {
+        let stmt = try db.statement("SELECT generation, count, cells, mac FROM state WHERE id = 1")
+        defer { stmt.reset() }
+        guard try stmt.step(during: "reading the row-set commitment") else {
+            throw SecItemError(errSecInvalidKeychain, "the keychain \(db.path) lost its row-set commitment (altered outside secitem)")
+        }
+        guard let commitment = RowSetCommitment(generation: stmt.int64(0), count: stmt.int64(1), cells: stmt.bytes(2) ?? []),
+            let stored = stmt.bytes(3), stored == (try commitment.mac(keys.mac))
+        else {
+            throw SecItemError(
+                errSecInvalidKeychain,
+                "the keychain \(db.path) was altered outside secitem: its row-set commitment does not authenticate")
+        }
+        return commitment
+    }
+}

@@ -1,0 +1,326 @@
+import Foundation
+import SecItemCore
+
+/// Reading an open keychain: finding rows by a query (planned onto the HMAC
+/// columns), scanning every row, and verifying the file against its commitment.
+extension SQLiteConnection {
+    /// The SELECT list: seq, then the codec's columns.
+    private var selectColumns: String {
+        (["seq", "uuid", "class", "pk"] + IndexedColumns.columns + (format >= 2 ? ["version", "ct"] : ["ct"]))
+            .joined(separator: ", ")
+    }
+
+    /// Decodes the current row of `stmt`. Inside a write that has already changed
+    /// rows (the upgrade of a format-1 file, before the statement it runs for), rows
+    /// stamped with this write's version are its own, not copies from another file.
+    private func decode(_ stmt: Statement) throws(SecItemError) -> RowCodec.Decoded {
+        try codec.decode(SelectedRow(stmt: stmt, hasVersion: format >= 2), maxVersion: rowSetChanged ? writeVersion : commitment.generation)
+    }
+
+    private func element(_ stmt: Statement, version: Int64) -> RowSetCommitment.Element? {
+        guard format >= 2, let uuid = stmt.blob(1), let sealed = stmt.blob(11) else { return nil }
+        return RowSetCommitment.Element(uuid: uuid, version: version, sealed: sealed)
+    }
+
+    /// Rows matching `query`, oldest first, at most `limit`; with `elements`, each
+    /// match carries its commitment element (for a write that replaces it).
+    ///
+    /// Narrows with the indexed HMAC columns (exact equality only), opens each
+    /// candidate and filters with ``ItemQuery/matches(_:)``. Damaged rows are
+    /// skipped; when nothing matched and a damaged candidate was seen, throws
+    /// `errSecDecode` (the item asked for may be the damaged one).
+    func matches(_ query: ItemQuery, limit: Int?, elements: Bool = false) throws(SecItemError) -> [Match] {
+        if let limit, limit <= 0 { return [] }
+        var out: [Match] = []
+        var damaged = 0
+        if format >= 2, !elements, query.returnsDataOnly, let itemClass = query.itemClass,
+            let key = query.exactPrimaryKey
+        {
+            // The physical limit: one HMAC, one indexed SELECT, one GCM open; the
+            // attributes are authenticated with the box but not built (the caller
+            // reads the data alone, and the key matched every attribute asked for).
+            let stmt = try byPrimaryKey()
+            defer { stmt.reset() }
+            let mac = try codec.primaryKeyMAC(key)
+            stmt.bind(1, mac)
+            guard try stmt.step(during: "searching items") else { return [] }
+            guard let (data, id) = try codec.decodeData(SelectedRow(stmt: stmt, hasVersion: true), maxVersion: commitment.generation)
+            else {
+                throw SecItemError(
+                    errSecDecode, "the item's row failed authentication (tampered or damaged); see SQLiteBackend.verify()")
+            }
+            let item = StoredItem(itemClass: itemClass, id: id, attributes: [:], data: data)
+            return [Match(seq: stmt.int64(0), item: item, primaryKeyMAC: mac, element: nil)]
+        }
+        if !query.accessGroups.isEmpty, let candidates = query.primaryKeyCandidates, candidates.count <= 64 {
+            // The query pins the whole primary key: at most one row per candidate,
+            // found by the unique `pk` column. Class, group, sync state and key
+            // attributes are then equal by construction (the pk column is bound into
+            // the box, format 1 also recomputes it), so only the rest is compared.
+            let stmt = try byPrimaryKey()
+            defer { stmt.reset() }
+            for candidate in candidates {
+                let mac = try codec.primaryKeyMAC(candidate)
+                stmt.bind(1, mac)
+                while try stmt.step(during: "searching items") {
+                    switch try decode(stmt) {
+                    case .item(let item, let version):
+                        if query.matchesBeyondPrimaryKey(item) {
+                            out.append(Match(seq: stmt.int64(0), item: item, primaryKeyMAC: mac,
+                                             element: elements ? element(stmt, version: version) : nil))
+                        }
+                    case .damaged:
+                        damaged += 1
+                    }
+                }
+                stmt.reset()
+            }
+            if out.count > 1 { out.sort { $0.seq < $1.seq } }
+            if let limit, out.count > limit { out.removeLast(out.count - limit) }
+        } else {
+            guard let plan = try plan(query) else { return [] }
+            let stmt = try db.statement("SELECT \(selectColumns) FROM \(table)\(plan.whereClause) ORDER BY seq")
+            defer { stmt.reset() }
+            for (i, bind) in plan.binds.enumerated() {
+                switch bind {
+                case .bytes(let b): stmt.bind(Int32(i + 1), b)
+                case .text(let t): stmt.bind(Int32(i + 1), t)
+                }
+            }
+            while try stmt.step(during: "searching items") {
+                switch try decode(stmt) {
+                case .item(let item, let version):
+                    if query.matches(item) {
+                        out.append(Match(seq: stmt.int64(0), item: item, primaryKeyMAC: stmt.bytes(3) ?? [],
+                                         element: elements ? element(stmt, version: version) : nil))
+                    }
+                case .damaged:
+                    damaged += 1
+                }
+                if let limit, out.count >= limit { break }
+            }
+            stmt.reset()
+        }
+        if out.isEmpty && damaged == 0 && format < 2 {
+            // Format 1 only: a miss also opens the rows whose attribute columns alone
+            // match. In format 2 a miss is one HMAC and one SELECT: a row whose pk was
+            // altered is as absent as a deleted one, and verify names both.
+            damaged = try damagedCandidates(query)
+        }
+        if out.isEmpty && damaged > 0 {
+            throw SecItemError(
+                errSecDecode,
+                "\(damaged) candidate row(s) failed authentication (tampered or damaged); see SQLiteBackend.verify()")
+        }
+        return out
+    }
+
+    func forgetStatements() {
+        selectByPrimaryKey = nil
+        probeStatements = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
+    }
+
+    private func byPrimaryKey() throws(SecItemError) -> Statement {
+        if let selectByPrimaryKey { return selectByPrimaryKey }
+        let stmt = try db.statement("SELECT \(selectColumns) FROM \(table) WHERE pk = ?")
+        selectByPrimaryKey = stmt
+        return stmt
+    }
+
+    /// After a miss: the rows whose attribute HMAC columns alone match the query
+    /// but that fail to open. Finds the row a lookup was after when its
+    /// primary-key, class, access-group or sync column was altered (so the main
+    /// search skipped it), so that the lookup reports damage, not absence.
+    private func damagedCandidates(_ query: ItemQuery) throws(SecItemError) -> Int {
+        guard let itemClass = query.itemClass, !query.caseInsensitive, query.persistentReferenceID == nil else {
+            return 0
+        }
+        // One statement per set of attributes present, prepared once (a bit mask picks it).
+        var shape = 0
+        for (i, name) in IndexedColumns.attributes.enumerated() where query.attributes[name] != nil { shape |= 1 << i }
+        guard shape != 0 else { return 0 }
+        let stmt: Statement
+        if let known = probeStatements[shape] {
+            stmt = known
+        } else {
+            let conditions = IndexedColumns.attributes.enumerated().filter { shape & (1 << $0.offset) != 0 }
+                .map { "\(IndexedColumns.column(for: $0.element)) = ?" }
+            stmt = try db.statement(
+                "SELECT \(selectColumns) FROM \(table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq")
+            probeStatements[shape] = stmt
+        }
+        defer { stmt.reset() }
+        var index: Int32 = 1
+        for name in IndexedColumns.attributes {
+            guard let value = query.attributes[name] else { continue }
+            stmt.bind(index, try codec.attributeMAC(itemClass, name, value))
+            index += 1
+        }
+        var damaged = 0
+        while try stmt.step(during: "searching items") {
+            if case .damaged = try decode(stmt) { damaged += 1 }
+        }
+        return damaged
+    }
+
+    /// Every row, decoded or reported damaged, with every row's commitment element.
+    func scanAll() throws(SecItemError)
+        -> (items: [Match], damaged: [SQLiteBackend.DamagedRow], elements: [(seq: Int64, element: RowSetCommitment.Element)])
+    {
+        let stmt = try db.statement("SELECT \(selectColumns) FROM \(table) ORDER BY seq")
+        defer { stmt.reset() }
+        var items: [Match] = []
+        var damaged: [SQLiteBackend.DamagedRow] = []
+        var elements: [(seq: Int64, element: RowSetCommitment.Element)] = []
+        while try stmt.step(during: "reading every item") {
+            let seq = stmt.int64(0)
+            let version = format >= 2 ? stmt.int64(10) : 0
+            if format >= 2, let uuid = stmt.blob(1), let sealed = stmt.blob(11) {
+                elements.append((seq, RowSetCommitment.Element(uuid: uuid, version: version, sealed: sealed)))
+            }
+            switch try decode(stmt) {
+            case .item(let item, let version):
+                items.append(Match(seq: seq, item: item, primaryKeyMAC: stmt.bytes(3) ?? [],
+                                   element: element(stmt, version: version)))
+            case .damaged(let reason):
+                let u = stmt.bytes(1) ?? []
+                let id = u.count == 16 ? u.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) } : nil
+                damaged.append(.init(row: seq, id: id, itemClass: stmt.text(2) ?? "", reason: reason))
+            }
+        }
+        return (items, damaged, elements)
+    }
+
+    // MARK: Verification
+
+    /// Inside a read transaction: every row, the schema, and (format 2) the row set
+    /// against the commitment.
+    func verify() throws(SecItemError) -> SQLiteBackend.VerificationReport {
+        try synchronise(force: true)
+        try KeychainSchema.check(db, format: format)
+        let check = try db.statement("PRAGMA quick_check")
+        defer { check.reset() }
+        var problems: [String] = []
+        while try check.step(during: "checking the file") {
+            if let line = check.text(0), line != "ok" { problems.append(line) }
+        }
+        check.reset()
+        if !problems.isEmpty {
+            throw SecItemError(
+                errSecInvalidKeychain, "the keychain file is damaged: \(problems.prefix(3).joined(separator: "; "))")
+        }
+        let scan = try scanAll()
+        var report = SQLiteBackend.VerificationReport(format: Int(format), damaged: scan.damaged)
+        guard format >= 2 else { return report }
+        report.commitment = try commitmentValue()
+        var actual = RowSetCommitment(generation: commitment.generation)
+        for (_, element) in scan.elements { try actual.insert(element, codec.keys.mac) }
+        if actual.count != commitment.count {
+            report.rowCountDifference = Int(actual.count - commitment.count)
+        }
+        guard actual.cells != commitment.cells else { return report }
+        guard let (committed, present) = try commitment.difference(actual, codec.keys.mac) else {
+            report.rowSet.append(.init(kind: .unlisted))
+            return report
+        }
+        let seqByElement = Dictionary(scan.elements.map { ($0.element, $0.seq) }, uniquingKeysWith: { a, _ in a })
+        var presentByID = Dictionary(present.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
+        for element in committed.sorted(by: { $0.version < $1.version }) {
+            if let found = presentByID.removeValue(forKey: element.uuid) {
+                report.rowSet.append(.init(
+                    kind: found.version < element.version ? .older : .replaced, id: element.id, row: seqByElement[found],
+                    fileVersion: found.version, committedVersion: element.version))
+            } else {
+                report.rowSet.append(.init(kind: .missing, id: element.id, committedVersion: element.version))
+            }
+        }
+        for element in presentByID.values.sorted(by: { (seqByElement[$0] ?? 0) < (seqByElement[$1] ?? 0) }) {
+            report.rowSet.append(.init(kind: .unknown, id: element.id, row: seqByElement[element], fileVersion: element.version))
+        }
+        return report
+    }
+
+    /// The value `secitem verify` prints and `--expect-commitment` compares:
+    /// `<generation>:<first 16 bytes of the state MAC, hex>`.
+    func commitmentValue() throws(SecItemError) -> String {
+        let mac = try commitment.mac(codec.keys.mac)
+        return "\(commitment.generation):" + mac.prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: Query planning
+
+    enum Bind {
+        case bytes([UInt8])
+        case text(String)
+    }
+
+    /// The WHERE clause for a query, or `nil` when nothing can match.
+    private func plan(_ query: ItemQuery) throws(SecItemError) -> (whereClause: String, binds: [Bind])? {
+        var conditions: [String] = []
+        var binds: [Bind] = []
+        if let id = query.persistentReferenceID {
+            conditions.append("uuid = ?")
+            binds.append(.bytes(withUnsafeBytes(of: id.uuid) { Array($0) }))
+        }
+        if let itemClass = query.itemClass {
+            conditions.append("class = ?")
+            binds.append(.text(itemClass.rawValue))
+            if query.accessGroups.isEmpty && !query.coversEveryAccessGroup { return nil }
+            if !query.coversEveryAccessGroup && query.accessGroups.count <= 16 {
+                let groups = query.accessGroups.sorted()
+                conditions.append("\(IndexedColumns.accessGroup) IN (\(groups.map { _ in "?" }.joined(separator: ", ")))")
+                for g in groups { binds.append(.bytes(try codec.accessGroupMAC(itemClass, g))) }
+            }
+            switch query.synchronizable {
+            case .no, .yes:
+                conditions.append("\(IndexedColumns.synchronizable) = ?")
+                binds.append(.bytes(try codec.syncMAC(itemClass, query.synchronizable == .yes)))
+            case .any:
+                break
+            }
+            if !query.caseInsensitive {
+                if let pk = try primaryKeyMAC(of: query, itemClass) {
+                    conditions.append("pk = ?")
+                    binds.append(.bytes(pk))
+                } else {
+                    for name in IndexedColumns.attributes {
+                        guard let value = query.attributes[name] else { continue }
+                        conditions.append("\(IndexedColumns.column(for: name)) = ?")
+                        binds.append(.bytes(try codec.attributeMAC(itemClass, name, value)))
+                    }
+                }
+            }
+        }
+        let clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return (clause, binds)
+    }
+
+    /// The primary-key HMAC the query pins down, when it constrains every
+    /// primary-key attribute (one access group, one sync state).
+    private func primaryKeyMAC(of query: ItemQuery, _ itemClass: ItemClass) throws(SecItemError) -> [UInt8]? {
+        guard !query.coversEveryAccessGroup, query.accessGroups.count == 1, let group = query.accessGroups.first,
+            query.synchronizable != .any
+        else {
+            return nil
+        }
+        var attributes = query.attributes
+        attributes[SecConstant.kSecAttrAccessGroup] = .string(group)
+        attributes[SecConstant.kSecAttrSynchronizable] = .number(query.synchronizable == .yes ? 1 : 0)
+        guard itemClass.primaryKeyAttributes.allSatisfy({ attributes[$0] != nil }) else { return nil }
+        // Not a probe StoredItem: its UUID() would read /dev/urandom on every lookup.
+        return try codec.primaryKeyMAC(PrimaryKey(itemClass: itemClass, attributes: attributes))
+    }
+}
+
+/// The current row of a SELECT of ``SQLiteConnection``'s columns, as the codec reads it.
+struct SelectedRow: RowColumns {
+    let stmt: Statement
+    let hasVersion: Bool
+
+    var uuid: UnsafeRawBufferPointer? { stmt.blob(1) }
+    var itemClass: String? { stmt.text(2) }
+    var primaryKeyMAC: UnsafeRawBufferPointer? { stmt.blob(3) }
+    func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? { stmt.blob(Int32(4 + index)) }
+    var version: Int64 { hasVersion ? stmt.int64(10) : 0 }
+    var sealed: UnsafeRawBufferPointer? { stmt.blob(hasVersion ? 11 : 10) }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// The `secitem` command: its verbs, the overview, and `main`, which runs one invocation.
+enum Command {
+    static let verbs: [Verb] = PasswordVerbs.all + [DumpVerb.verb, GroupVerbs.setAccessGroup, DiagnoseVerb.verb] + TransferVerbs.all + FileVerbs.all
+
+    static var overview: String {
+        var out = """
+            Usage: secitem <verb> [options]
+                   secitem <verb> --help
+                   secitem help [verb]
+
+            Manage the SecItem keychain from the shell, with the verbs and flags of macOS `security`.
+            The keychain is the backend SECITEM_BACKEND names, or the config file's, or the automatic
+            choice (Secret Service when a provider answers on the session bus, else the encrypted file).
+
+            Verbs:
+
+            """
+        let rows = verbs.map { ($0.name, $0.summary) } + [(CredentialHelperVerb.name, CredentialHelperVerb.summary)]
+        let width = rows.map(\.0.count).max() ?? 0
+        for (name, summary) in rows {
+            out += "  \(name)\(String(repeating: " ", count: width - name.count + 2))\(summary)\n"
+        }
+        out += """
+
+            Secrets: `-w` as the last option, or `-w -`, reads the password from standard input (no echo
+            on a terminal); a password given as an argument works but is visible in the process list.
+
+            Environment: SECITEM_BACKEND, SECITEM_FILE, SECITEM_KEY_FILE, SECITEM_PASSPHRASE,
+            SECITEM_COLLECTION, SECITEM_ACCESS_GROUPS; config file $XDG_CONFIG_HOME/secitem/config.
+
+            Exit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,
+            53 no keychain available, 1 any other failure (see docs/cli.md).
+
+            """
+        return out
+    }
+
+    /// Runs the command line; returns the exit status.
+    static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
+        guard let first = arguments.first else {
+            Console.error(overview)
+            return ExitStatus.usage.rawValue
+        }
+        if first == CredentialHelperVerb.name {
+            return CredentialHelperVerb.main(Array(arguments.dropFirst()), environment: environment)
+        }
+        if first == "--help" || first == "-h" || first == "help" {
+            if first == "help", arguments.count > 1 {
+                if arguments[1] == CredentialHelperVerb.name {
+                    return CredentialHelperVerb.main(["--help"], environment: environment)
+                }
+                guard let verb = verbs.first(where: { $0.name == arguments[1] }) else {
+                    Console.error("secitem: the second argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
+                    return ExitStatus.usage.rawValue
+                }
+                Console.write(verb.help)
+            } else {
+                Console.write(overview)
+            }
+            return ExitStatus.success.rawValue
+        }
+        if first == "--version" {
+            Console.write("secitem 0.1\n")
+            return ExitStatus.success.rawValue
+        }
+        guard let verb = verbs.first(where: { $0.name == first }) else {
+            Console.error("secitem: the first argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
+            return ExitStatus.usage.rawValue
+        }
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(Array(arguments.dropFirst()), options: verb.options, maxOperands: verb.maxOperands)
+        } catch {
+            Console.error("secitem \(verb.name): \(error.message)\nTry 'secitem \(verb.name) --help'.\n")
+            return ExitStatus.usage.rawValue
+        }
+        if parsed.has("help") {
+            Console.write(verb.help)
+            return ExitStatus.success.rawValue
+        }
+        do {
+            try verb.run(Invocation(environment: environment, arguments: parsed))
+            return ExitStatus.success.rawValue
+        } catch {
+            var message = "secitem \(verb.name): \(error.message)\n"
+            if error.status == .usage && !error.message.contains("(-") {
+                message += "Try 'secitem \(verb.name) --help'.\n"
+            }
+            Console.error(message)
+            return error.status.rawValue
+        }
+    }
+}

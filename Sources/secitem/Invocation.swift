@@ -1,0 +1,54 @@
+import Foundation
+import SecItem
+import SecItemCore
+import SecItemPolkit
+
+/// What every verb runs with: the environment (with the config file applied by
+/// the SecItem module) and the backend asked for on the command line.
+struct Invocation: Sendable {
+    let environment: [String: String]
+    let arguments: ParsedArguments
+
+    /// The environment with `--backend` applied.
+    var effectiveEnvironment: [String: String] {
+        var env = environment
+        if let backend = arguments.value("backend") { env["SECITEM_BACKEND"] = backend }
+        return env
+    }
+
+    /// Opens the keychain this invocation uses: `--backend`, else the process choice.
+    func client() throws(CommandError) -> SecItemClient {
+        try Self.client(environment: effectiveEnvironment)
+    }
+
+    /// The command's own application identifier: where items added without -G go
+    /// when no group or application identifier is configured.
+    static let toolIdentifier = "org.secitem.cli"
+
+    /// The operator's entitlements: every group (docs/cli.md, "Access groups").
+    static func entitlements(_ configuration: SecItemConfiguration) throws(SecItemError) -> AccessGroups {
+        try configuration.operatorAccessGroups(toolIdentifier: toolIdentifier)
+    }
+
+    /// Opens a named backend (for migrate), or the process choice when `name` is nil.
+    ///
+    /// The passphrase taken from `SECITEM_PASSPHRASE` at start-up is dropped once the
+    /// backend is open (the backend keeps only the key derived from it), unless
+    /// `keepPassphrase` says another backend is still to be opened with it.
+    static func client(environment: [String: String], backend name: String? = nil, keepPassphrase: Bool = false)
+        throws(CommandError) -> SecItemClient
+    {
+        var env = environment
+        if let name { env["SECITEM_BACKEND"] = name }
+        defer { if !keepPassphrase { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) } }
+        do {
+            let choice = try SecItemBackendChoice.resolve(environment: env)
+            return SecItemClient(
+                backend: choice.backend, accessGroups: try entitlements(choice.configuration),
+                accessAuthority: PolkitAccessAuthority.processDefault)
+        } catch {
+            let which = env["SECITEM_BACKEND"].map { "the \($0) backend" } ?? "the keychain"
+            throw CommandError(error, context: "cannot open \(which)")
+        }
+    }
+}

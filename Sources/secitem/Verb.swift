@@ -1,0 +1,44 @@
+import Foundation
+
+/// One verb of the command.
+struct Verb: Sendable {
+    let name: String
+    let summary: String
+    /// The synopsis after `secitem <name>`.
+    let synopsis: String
+    /// Paragraphs after the option list.
+    let discussion: String
+    let options: [OptionSpec]
+    let maxOperands: Int
+    let run: @Sendable (Invocation) throws(CommandError) -> Void
+
+    init(_ name: String, summary: String, synopsis: String, discussion: String = "", options: [OptionSpec],
+         maxOperands: Int = 0, run: @escaping @Sendable (Invocation) throws(CommandError) -> Void)
+    {
+        self.name = name
+        self.summary = summary
+        self.synopsis = synopsis
+        self.discussion = discussion
+        self.options = options + [Self.backendOption, Self.helpOption]
+        self.maxOperands = maxOperands
+        self.run = run
+    }
+
+    static let backendOption = OptionSpec(
+        "backend", long: "backend", valueName: "name",
+        help: "Use this backend: file, secret-service or memory (default: SECITEM_BACKEND, the config file, then the automatic choice).")
+    static let helpOption = OptionSpec("help", short: "h", long: "help", .flag, help: "Show this help.")
+
+    var help: String {
+        var out = "Usage: secitem \(name) \(synopsis)\n\n\(summary)\n\nOptions:\n"
+        let rows = options.map { ($0.synopsis, $0.help) }
+        let width = min(28, rows.map(\.0.count).max() ?? 0)
+        for (left, right) in rows {
+            let pad = left.count <= width ? String(repeating: " ", count: width - left.count + 2) : "\n" + String(repeating: " ", count: width + 4)
+            out += "  \(left)\(pad)\(right)\n"
+        }
+        if !discussion.isEmpty { out += "\n\(discussion)\n" }
+        out += "\nExit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,\n53 no keychain available, 1 any other failure (see docs/cli.md).\n"
+        return out
+    }
+}
