@@ -205,7 +205,7 @@ let package = Package(
         // The child process the file backend's crash and multi-process tests run.
         .executableTarget(
             name: "SecItemSQLiteHelper",
-            dependencies: ["SecItemSQLite", "SecItemCore", "SecItemTestSupport"],
+            dependencies: ["SecItemSQLite", "SecItemCore", "SecItemTestSupport", "SecItemConformance"],
             path: "Tests/SQLiteHelperProcess"
         ),
         .testTarget(
@@ -230,7 +230,7 @@ let package = Package(
         // A child process for PostgreSQLBackendTests: one host of a fleet.
         .executableTarget(
             name: "SecItemPostgreSQLHelper",
-            dependencies: ["SecItemPostgreSQL", "SecItemCore"],
+            dependencies: ["SecItemPostgreSQL", "SecItemCore", "SecItemTestSupport"],
             path: "Tests/PostgreSQLHelperProcess"
         ),
         .testTarget(
@@ -263,7 +263,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport", "SecItemAppHelper"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport", "SecItemConformance", "SecItemAppHelper"],
             path: "Tests/CLITests"
         ),
         // A program with default settings, copied under several names by CLITests

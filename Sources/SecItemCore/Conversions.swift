@@ -10,8 +10,15 @@ extension Duration {
 extension UUID {
     /// The UUID made of exactly these 16 bytes (RFC 4122 byte order); `nil` for any other count.
     public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16, let uuid = Array(bytes).withUnsafeBytes(UUID.init(bytes:)) else { return nil }
+        self = uuid
+    }
+
+    /// The UUID made of exactly these 16 bytes, read in place (a row's column as the
+    /// database hands it out: no copy); `nil` for any other count.
+    @inlinable
+    public init?(bytes: UnsafeRawBufferPointer) {
         guard bytes.count == 16 else { return nil }
-        let b = Array(bytes)
-        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        self.init(uuid: bytes.loadUnaligned(as: uuid_t.self))
     }
 }

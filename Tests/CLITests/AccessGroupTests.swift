@@ -248,6 +248,19 @@ struct AccessGroupTests {
         #expect(try target.run(["import", "--input", archive], environment: pass).status == 45, "the originals exist: nothing imported")
     }
 
+    /// The environment that opens fixture `name` (keychain.db with its key file,
+    /// passphrase.db with its passphrase), copied under `cli`'s root.
+    static func fixtureEnvironment(_ name: String, in cli: CLI) throws -> [String: String?] {
+        let db = try fixture(name, to: cli.root.appendingPathComponent("store"))
+        var env: [String: String?] = ["SECITEM_FILE": db.path]
+        if name == "keychain.db" {
+            env["SECITEM_KEY_FILE"] = db.deletingLastPathComponent().appendingPathComponent("keychain.key").path
+        } else {
+            env["SECITEM_PASSPHRASE"] = "fixture passphrase"
+        }
+        return env
+    }
+
     /// The committed format-1 fixture (Tests/Fixtures/format1-default-group), copied to `directory`.
     static func fixture(_ name: String, to directory: URL) throws -> URL {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -266,13 +279,7 @@ struct AccessGroupTests {
     func upgradeFromDefaultGroup(fixture: String) throws {
         let cli = try CLI(backend: "file", bus: false)
         defer { cli.remove() }
-        let db = try Self.fixture(fixture, to: cli.root.appendingPathComponent("store"))
-        var env: [String: String?] = ["SECITEM_FILE": db.path]
-        if fixture == "keychain.db" {
-            env["SECITEM_KEY_FILE"] = db.deletingLastPathComponent().appendingPathComponent("keychain.key").path
-        } else {
-            env["SECITEM_PASSPHRASE"] = "fixture passphrase"
-        }
+        let env = try Self.fixtureEnvironment(fixture, in: cli)
         var appEnv = cli.environment
         for (key, value) in env { appEnv[key] = value }
         let bin = cli.root.appendingPathComponent("bin")
@@ -311,13 +318,7 @@ struct AccessGroupTests {
     func wipeAsFirstWrite(fixture: String) throws {
         let cli = try CLI(backend: "file", bus: false)
         defer { cli.remove() }
-        let db = try Self.fixture(fixture, to: cli.root.appendingPathComponent("store"))
-        var env: [String: String?] = ["SECITEM_FILE": db.path]
-        if fixture == "keychain.db" {
-            env["SECITEM_KEY_FILE"] = db.deletingLastPathComponent().appendingPathComponent("keychain.key").path
-        } else {
-            env["SECITEM_PASSPHRASE"] = "fixture passphrase"
-        }
+        let env = try Self.fixtureEnvironment(fixture, in: cli)
         let bin = cli.root.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         let program = try AppProgram(named: "legacy", in: bin)

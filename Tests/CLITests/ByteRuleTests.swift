@@ -1,17 +1,17 @@
 import Foundation
+import SecItemConformance
 import SecItemTestSupport
 import Testing
 
 /// Issue 14: secrets pass byte for byte, and a typed argument is never echoed.
 @Suite("secitem byte rules")
 struct ByteRuleTests {
-    /// A 32-byte binary key whose last byte is 0x0A (the report's case), seeded.
-    static func binaryKey(seed: UInt64) -> Data {
-        var state = seed
-        var bytes = (0..<31).map { _ -> UInt8 in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return UInt8(truncatingIfNeeded: state >> 33)
-        }
+    /// A 32-byte binary key whose last byte is 0x0A (the report's case), from a seeded
+    /// generator: prints the seed, and `SECITEM_TEST_SEED` replays it.
+    static func binaryKey() -> Data {
+        var rng = SeededRandom()
+        print("ByteRuleTests \(rng.replayHint)")
+        var bytes = (0..<31).map { _ in UInt8.random(in: 0...255, using: &rng) }
         bytes.append(0x0A)
         return Data(bytes)
     }
@@ -22,9 +22,7 @@ struct ByteRuleTests {
     func stdinStripsOneNewline(store: Store) throws {
         let cli = try store.cli()
         defer { cli.remove() }
-        let seed = UInt64.random(in: 1...UInt64.max)
-        print("ByteRuleTests seed \(seed)")
-        let key = Self.binaryKey(seed: seed)
+        let key = Self.binaryKey()
         let cases: [(String, Data, Data)] = [
             ("key+LF", key + Data([0x0A]), key),
             ("CRLF", Data("pw\r\n".utf8), Data("pw\r".utf8)),
@@ -47,9 +45,7 @@ struct ByteRuleTests {
     func rawAndHex(store: Store) throws {
         let cli = try store.cli()
         defer { cli.remove() }
-        let seed = UInt64.random(in: 1...UInt64.max)
-        print("ByteRuleTests seed \(seed)")
-        let key = Self.binaryKey(seed: seed)
+        let key = Self.binaryKey()
 
         let raw = try cli.run(["add-generic-password", "-a", "raw", "-s", "bin", "--raw", "-w", "-"], stdinData: key)
         #expect(raw.status == 0, "\(raw.stderr)")

@@ -1,5 +1,6 @@
 import CSecItemSQLite3
 import Foundation
+import SecItemConformance
 import SecItemTestSupport
 import Testing
 #if canImport(Glibc)
@@ -52,7 +53,7 @@ struct OperatorSafetyTests {
         defer { cli.remove() }
         let seed = UInt64.random(in: 1...1_000_000)
         print("OperatorSafetyTests.importKilled seed \(seed)")
-        var rng = SplitMix(seed)
+        var rng = SeededRandom(seed: seed)
         let count = 2000
         let file = cli.root.appendingPathComponent("bulk.json")
         try Self.plaintextExport(count: count, seed: seed).write(to: file)
@@ -240,18 +241,5 @@ struct OperatorSafetyTests {
         #expect(short.status == 2)
         #expect(short.stderr.contains("at least 12"))
         #expect(!FileManager.default.fileExists(atPath: output))
-    }
-}
-
-/// A small seeded generator (SplitMix64) for reproducible random tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -14,15 +14,7 @@
 import Foundation
 import SecItemCore
 import SecItemPostgreSQL
-
-func emit(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data(("helper: " + message + "\n").utf8))
-    exit(2)
-}
+import SecItemTestSupport
 
 let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: helper <scenario> <schema> …") }

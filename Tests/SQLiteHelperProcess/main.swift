@@ -17,15 +17,7 @@ import Foundation
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import SecItemTestSupport
-
-func emit(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data(("helper: " + message + "\n").utf8))
-    exit(2)
-}
+import SecItemConformance
 
 let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: helper <scenario> <db> …") }
@@ -90,7 +82,7 @@ case "writer":
 
 case "mixed":
     let proc = Int(args[3])!, ops = Int(args[4])!
-    var rng = SplitMix(seed: UInt64(args[5])!)
+    var rng = SeededRandom(seed: UInt64(args[5])!)
     var own: [String: String] = [:]  // this process's model of its own keys
     for i in 0..<ops {
         let shared = rng.next() % 2 == 0
@@ -171,19 +163,6 @@ case "put":
 
 default:
     fail("unknown scenario \(args[1])")
-}
-
-/// A small seeded generator, so a run can be repeated.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 // MARK: passphrase-scan

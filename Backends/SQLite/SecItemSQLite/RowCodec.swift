@@ -243,7 +243,7 @@ package struct RowCodec {
     /// authenticated with the box but not built): a search by an exact primary key
     /// returning `kSecReturnData` alone. `nil` when the row is damaged.
     package func decodeData<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> (data: Data?, id: UUID)? {
-        guard format >= 2, let uuid = row.uuid, uuid.count == 16, let classText = row.itemClass else { return nil }
+        guard format >= 2, let uuid = row.uuid, let id = UUID(bytes: uuid), let classText = row.itemClass else { return nil }
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         let version = row.version
         guard version <= maxVersion else { return nil }
@@ -263,7 +263,7 @@ package struct RowCodec {
         }
         Crypto.cleanse(&scratch.plain, count: length)
         guard let data else { return nil }
-        return (data, UUID(uuid: uuid.loadUnaligned(as: uuid_t.self)))
+        return (data, id)
     }
 
     /// Opens and checks one row, reading its columns in place.
@@ -275,7 +275,7 @@ package struct RowCodec {
     /// column must be what the contents give.
     /// - Returns: The item, or the reason the row is damaged.
     package func decode<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> Decoded {
-        guard let uuid = row.uuid, uuid.count == 16 else { return .damaged("its UUID column is not 16 bytes") }
+        guard let uuid = row.uuid, let id = UUID(bytes: uuid) else { return .damaged("its UUID column is not 16 bytes") }
         guard let classText = row.itemClass, let itemClass = ItemClass(rawValue: classText) else {
             return .damaged("its class column is not a known class")
         }
@@ -301,7 +301,7 @@ package struct RowCodec {
         Crypto.cleanse(&scratch.plain, count: length)
         guard let (attributes, data) = opened else { return .damaged("its contents do not decode") }
         let item = StoredItem(
-            itemClass: itemClass, id: UUID(uuid: uuid.loadUnaligned(as: uuid_t.self)), attributes: attributes, data: data)
+            itemClass: itemClass, id: id, attributes: attributes, data: data)
         if format >= 2 {
             // Every column is authenticated: only the version is compared with the commitment.
             guard version <= maxVersion else {

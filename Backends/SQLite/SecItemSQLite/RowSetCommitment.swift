@@ -83,8 +83,7 @@ package struct RowSetCommitment: Equatable {
         }
 
         var id: UUID? {
-            guard uuid.count == 16 else { return nil }
-            return uuid.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+            UUID(bytes: uuid)
         }
     }
 

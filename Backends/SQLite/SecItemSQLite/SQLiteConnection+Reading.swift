@@ -184,7 +184,7 @@ extension SQLiteConnection {
                                    element: element(stmt, version: version)))
             case .damaged(let reason):
                 let u = stmt.bytes(1) ?? []
-                let id = u.count == 16 ? u.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) } : nil
+                let id = UUID(bytes: u)
                 damaged.append(.init(row: seq, id: id, itemClass: stmt.text(2) ?? "", reason: reason))
             }
         }
