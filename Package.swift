@@ -11,7 +11,7 @@ let cWarnings: [CSetting] = [.enableWarning("all"), .enableWarning("extra"), .tr
 // `-static-stdlib` on the executable's own compile too: its module then imports the static
 // SDK's Foundation, whose autolink entries name the archives static Foundation needs.
 let staticSwiftRuntime: (swift: [SwiftSetting], linker: [LinkerSetting]) = (
-    [.unsafeFlags(["-static-stdlib"])], [.unsafeFlags(["-static-stdlib"])]
+    [.unsafeFlags(["-static-stdlib"])], [.unsafeFlags(["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
 )
 
 let package = Package(
@@ -72,7 +72,8 @@ let package = Package(
         .target(
             name: "CSecItemProcess",
             path: "Sources/CSecItemProcess",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Werror"])]
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Werror"])],
+            linkerSettings: [.linkedLibrary("crypto")]
         ),
         // Git's credential helper: the logic, shared by its executable and `secitem credential-helper`.
         .target(

@@ -2,6 +2,7 @@
 #include "CSecItemProcess.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ int csecitem_process_harden(void) {
     if (setrlimit(RLIMIT_CORE, &none) != 0 && result == 0) result = errno;
     return result;
 }
+
+void csecitem_process_short_lived(void) { (void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL); }
 
 int csecitem_process_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 

@@ -31,7 +31,7 @@ public struct AccessGroups: Sendable, Hashable {
     /// (``SecItemConfiguration/applicationIdentifier`` of ``SecItemConfiguration/process``).
     public init(_ groups: [String]) {
         var seen = Set<String>()
-        let cleaned = groups.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && seen.insert($0).inserted }
+        let cleaned = groups.map { $0.trimmingSpaces() }.filter { !$0.isEmpty && seen.insert($0).inserted }
         self.init(checked: cleaned.isEmpty ? [Self.processApplicationGroup()] : cleaned, coversEveryGroup: false)
     }
 

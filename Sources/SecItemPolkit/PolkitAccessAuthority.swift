@@ -68,8 +68,7 @@ public final class PolkitAccessAuthority: AccessAuthority {
     /// `SECITEM_POLKIT_ACTION` when set (a distribution's own action; the test
     /// suite's mock actions), and the caller's own session.
     public static let processDefault: PolkitAccessAuthority = {
-        let environment = ProcessInfo.processInfo.environment
-        let action = environment["SECITEM_POLKIT_ACTION"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultAction
+        let action = getenv("SECITEM_POLKIT_ACTION").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? defaultAction
         return PolkitAccessAuthority(action: action)
     }()
 
@@ -179,6 +178,7 @@ public final class PolkitAccessAuthority: AccessAuthority {
 
     private static func connect(_ state: inout State, address: String?) -> Result<Bus, ConnectFailure> {
         if let bus = state.bus { return .success(bus) }
+        if address == nil, let missing = missingSystemBusSocket() { return .failure(ConnectFailure(reason: missing)) }
         var error: UnsafeMutablePointer<CChar>?
         guard let pointer = secitem_dbus_open(address, &error) else {
             return .failure(ConnectFailure(reason: take(error) ?? "cannot connect to the system bus"))
@@ -186,6 +186,21 @@ public final class PolkitAccessAuthority: AccessAuthority {
         let bus = Bus(pointer)
         state.bus = bus
         return .success(bus)
+    }
+
+    /// Why the system bus cannot be there, when its address (`DBUS_SYSTEM_BUS_ADDRESS`,
+    /// else GLib's default `unix:path=/var/run/dbus/system_bus_socket`) is one plain
+    /// socket path and nothing is at that path: answered without starting GIO (its type
+    /// system and worker thread), which a server without D-Bus would pay on every read
+    /// of an item that depends on the session lock. `nil`: ask GIO.
+    static func missingSystemBusSocket() -> String? {
+        let configured = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) } ?? ""
+        let address = configured.isEmpty ? "unix:path=/var/run/dbus/system_bus_socket" : configured
+        let prefix = "unix:path="
+        guard address.hasPrefix(prefix), !address.contains(where: { ";,%".contains($0) }) else { return nil }
+        var status = stat()
+        guard stat(String(address.dropFirst(prefix.count)), &status) != 0 else { return nil }
+        return "cannot connect to the system bus at \(address): \(String(cString: strerror(errno)))"
     }
 
     private static func startWatch(_ state: inout State, sessionID: String?, address: String?) {

@@ -2,7 +2,16 @@ import Foundation
 
 /// The `secitem` command: its verbs, the overview, and `main`, which runs one invocation.
 enum Command {
-    static let verbs: [Verb] = PasswordVerbs.all + [DumpVerb.verb, GroupVerbs.setAccessGroup, DiagnoseVerb.verb] + TransferVerbs.all + FileVerbs.all
+    /// Every verb, in the order `--help` lists them.
+    static var verbs: [Verb] { PasswordVerbs.all + otherVerbs }
+
+    static var otherVerbs: [Verb] { [DumpVerb.verb, GroupVerbs.setAccessGroup, DiagnoseVerb.verb] + TransferVerbs.all + FileVerbs.all }
+
+    /// The verb called `name`, building only it when it is a password verb (the common case).
+    static func verb(named name: String) -> Verb? {
+        if let password = PasswordVerbs.named.first(where: { $0.name == name }) { return password.make() }
+        return otherVerbs.first { $0.name == name }
+    }
 
     static var overview: String {
         var out = """
@@ -51,7 +60,7 @@ enum Command {
                 if arguments[1] == CredentialHelperVerb.name {
                     return CredentialHelperVerb.main(["--help"], environment: environment)
                 }
-                guard let verb = verbs.first(where: { $0.name == arguments[1] }) else {
+                guard let verb = verb(named: arguments[1]) else {
                     Console.error("secitem: the second argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
                     return ExitStatus.usage.rawValue
                 }
@@ -65,7 +74,7 @@ enum Command {
             Console.write("secitem 0.1\n")
             return ExitStatus.success.rawValue
         }
-        guard let verb = verbs.first(where: { $0.name == first }) else {
+        guard let verb = verb(named: first) else {
             Console.error("secitem: the first argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
             return ExitStatus.usage.rawValue
         }

@@ -63,14 +63,18 @@ enum PasswordVerbs {
         "raw", long: "raw", .flag,
         help: "With -w -: store standard input byte for byte (no newline dropped), for binary secrets.")
 
-    static let all: [Verb] = [
-        addVerb("add-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password"),
-        findVerb("find-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password"),
-        deleteVerb("delete-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password"),
-        addVerb("add-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password"),
-        findVerb("find-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password"),
-        deleteVerb("delete-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password"),
+    /// The six verbs by name, each built only when it is run or listed: building one
+    /// (its options and help text) is a tenth of a millisecond, and a command runs one.
+    static let named: [(name: String, make: @Sendable () -> Verb)] = [
+        ("add-generic-password", { addVerb("add-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password") }),
+        ("find-generic-password", { findVerb("find-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password") }),
+        ("delete-generic-password", { deleteVerb("delete-generic-password", itemClass: kSecClassGenericPassword as String, flags: generic, noun: "generic password") }),
+        ("add-internet-password", { addVerb("add-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password") }),
+        ("find-internet-password", { findVerb("find-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password") }),
+        ("delete-internet-password", { deleteVerb("delete-internet-password", itemClass: kSecClassInternetPassword as String, flags: internet, noun: "internet password") }),
     ]
+
+    static var all: [Verb] { named.map { $0.make() } }
 
     /// The attributes the flags give, typed for the query dictionary.
     static func attributes(_ args: ParsedArguments, _ flags: [AttributeFlag]) throws(CommandError) -> [String: Any] {
@@ -146,7 +150,7 @@ enum PasswordVerbs {
                 (\\n; a \\r before it is kept); --raw stores it byte for byte; -X stores the bytes the hex
                 digits spell. So `find-generic-password -w | add-generic-password -w -` copies any secret exactly.
                 """,
-            options: flags.map(\.option) + [
+            options: flags.map { $0.option } + [
                 accessGroupOption,
                 passwordOption, hexPasswordOption, rawInputOption,
                 OptionSpec("update", short: "U", .flag, help: "Update the item if it already exists."),
@@ -196,7 +200,7 @@ enum PasswordVerbs {
                 binary secrets; `add-generic-password -X` takes it back. Nothing secret is printed otherwise.
                 Every access group is searched unless -G names one.
                 """,
-            options: flags.map(\.option) + [
+            options: flags.map { $0.option } + [
                 accessGroupOption,
                 OptionSpec("showPassword", short: "g", .flag, help: "Show the password (on standard error) with the attributes."),
                 OptionSpec("onlyPassword", short: "w", .flag, help: "Print only the password, on standard output: the stored bytes and a newline."),
@@ -246,7 +250,7 @@ enum PasswordVerbs {
                 As on macOS, the first item matching every given attribute is deleted and its attributes printed.
                 Every access group is searched unless -G names one.
                 """,
-            options: flags.map(\.option) + [accessGroupOption]
+            options: flags.map { $0.option } + [accessGroupOption]
         ) { (invocation: Invocation) throws(CommandError) in
             var query = try attributes(invocation.arguments, flags)
             query[kSecClass as String] = itemClass

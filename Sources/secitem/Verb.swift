@@ -4,21 +4,24 @@ import Foundation
 struct Verb: Sendable {
     let name: String
     let summary: String
-    /// The synopsis after `secitem <name>`.
-    let synopsis: String
-    /// Paragraphs after the option list.
-    let discussion: String
+    /// The synopsis after `secitem <name>`, and the paragraphs after the option list:
+    /// made only for `--help` (a verb that runs never needs them).
+    private let makeSynopsis: @Sendable () -> String
+    private let makeDiscussion: @Sendable () -> String
+    var synopsis: String { makeSynopsis() }
+    var discussion: String { makeDiscussion() }
     let options: [OptionSpec]
     let maxOperands: Int
     let run: @Sendable (Invocation) throws(CommandError) -> Void
 
-    init(_ name: String, summary: String, synopsis: String, discussion: String = "", options: [OptionSpec],
+    init(_ name: String, summary: String, synopsis: @autoclosure @escaping @Sendable () -> String,
+         discussion: @autoclosure @escaping @Sendable () -> String = "", options: [OptionSpec],
          maxOperands: Int = 0, run: @escaping @Sendable (Invocation) throws(CommandError) -> Void)
     {
         self.name = name
         self.summary = summary
-        self.synopsis = synopsis
-        self.discussion = discussion
+        makeSynopsis = synopsis
+        makeDiscussion = discussion
         self.options = options + [Self.backendOption, Self.helpOption]
         self.maxOperands = maxOperands
         self.run = run
@@ -37,6 +40,7 @@ struct Verb: Sendable {
             let pad = left.count <= width ? String(repeating: " ", count: width - left.count + 2) : "\n" + String(repeating: " ", count: width + 4)
             out += "  \(left)\(pad)\(right)\n"
         }
+        let discussion = self.discussion
         if !discussion.isEmpty { out += "\n\(discussion)\n" }
         out += "\nExit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,\n53 no keychain available, 1 any other failure (see docs/cli.md).\n"
         return out

@@ -7,10 +7,12 @@ import SecItemCore
 // other processes of the user; then the secrets the environment carries are taken
 // and wiped from it, so /proc/PID/environ and child processes no longer see them.
 let hardening = csecitem_process_harden()
+// OpenSSL is told first that this process is short-lived (no exit-time cleanup).
+csecitem_process_short_lived()
 // Copied byte for byte into zeroing Passphrase buffers (never a String), the
 // entries zeroed and unset; the dictionary below is read after, without them.
 SecretEnvironment.take(ProcessHardening.secretVariables)
-let environment = ProcessInfo.processInfo.environment
+let environment = ProcessHardening.environment()
 if hardening != 0 {
     Console.error("secitem: warning: cannot turn core dumps off: \(String(cString: strerror(hardening)))\n")
 }

@@ -79,13 +79,13 @@ public struct SecItemConfigFile: Sendable, Equatable {
         var settings: [String: String] = [:]
         let known = Set(variables.map(\.key))
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw SecItemError(errSecParam, "\(path) line \(number + 1): expected 'key = value'")
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingSpaces()
+            var value = line[line.index(after: equals)...].trimmingSpaces()
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             guard known.contains(key) else {
                 throw SecItemError(
