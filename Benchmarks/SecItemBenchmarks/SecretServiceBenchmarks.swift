@@ -91,7 +91,12 @@ final class RawSecretService: RawStore {
     init(namespace: String) throws {
         self.namespace = namespace
         var error: UnsafeMutablePointer<GError>?
-        guard let service = csecitem_service_open(5_000, nil, &error) else { throw Self.error(error, "connecting") }
+        var timedOut: gboolean = 0
+        guard let bus = csecitem_connect(5_000, &timedOut, &error) else { throw Self.error(error, "connecting") }
+        defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
+        guard let service = csecitem_service_open(bus, nil, 5_000, nil, nil, &timedOut, &error) else {
+            throw Self.error(error, "opening the service")
+        }
         self.service = OpaquePointer(service)
         // The attribute set of one of the backend's items: new items get the same shape.
         var first: [String: String]?

@@ -1,6 +1,7 @@
 import Foundation
 import SecItem
 import SecItemSecretService
+import SecItemTestSupport
 import Testing
 
 /// Broken environments, each in child processes on a private bus of the test's

@@ -1,26 +1,156 @@
-/* The session bus and the Secret Service proxy. */
+/* The session bus and the Secret Service proxy, opened on a private main
+ * context with a GLib timer as the bound: no extra thread (a Dispatch timer)
+ * just to cancel a call that runs late. */
 #include "CSecItemLibsecret.h"
 
-/* In C because exit-on-close must be turned off on the connection before any
- * other code can see it: GLib's default for g_bus_get connections terminates
- * the process when the bus goes away, which a library must never do. This is
- * the process's session-bus connection, the one libsecret's SecretService
- * always uses (its constructor forces G_BUS_TYPE_SESSION). */
-GDBusConnection *csecitem_connect(GCancellable *cancellable, GError **error) {
-    GDBusConnection *connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, error);
-    if (connection != NULL) g_dbus_connection_set_exit_on_close(connection, FALSE);
-    return connection;
+/* A bound on a private main context: after `timeout_ms` the cancellable is
+ * cancelled and every call still pending on it ends with G_IO_ERROR_CANCELLED. */
+typedef struct {
+    GMainContext *context;
+    GCancellable *cancellable;
+    GSource *timer;
+    gboolean fired;
+    guint pending;
+} CSecItemBounded;
+
+static gboolean csecitem_bounded_fire(gpointer data) {
+    CSecItemBounded *bounded = (CSecItemBounded *)data;
+    bounded->fired = TRUE;
+    g_cancellable_cancel(bounded->cancellable);
+    return G_SOURCE_REMOVE;
 }
 
-/* In C because SECRET_TYPE_SERVICE and G_DBUS_PROXY are macros (a type lookup
- * and a checked cast) that Swift cannot import. A new (not the process-wide
- * cached) SecretService proxy with an encryption session open; its own calls
- * time out after `timeout_ms`. */
-SecretService *csecitem_service_open(gint timeout_ms, GCancellable *cancellable, GError **error) {
-    SecretService *service =
-        secret_service_open_sync(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_OPEN_SESSION, cancellable, error);
-    if (service != NULL) g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(service), timeout_ms);
-    return service;
+/* Pushes a new thread-default context (so that every asynchronous call started
+ * until csecitem_bounded_finish completes on it) and arms the timer. */
+static void csecitem_bounded_begin(CSecItemBounded *bounded, gint timeout_ms) {
+    bounded->context = g_main_context_new();
+    g_main_context_push_thread_default(bounded->context);
+    bounded->cancellable = g_cancellable_new();
+    bounded->fired = FALSE;
+    bounded->pending = 0;
+    bounded->timer = g_timeout_source_new((guint)(timeout_ms > 0 ? timeout_ms : 0));
+    g_source_set_callback(bounded->timer, csecitem_bounded_fire, bounded, NULL);
+    g_source_attach(bounded->timer, bounded->context);
+}
+
+/* One asynchronous call of the batch has completed. */
+static void csecitem_bounded_done(CSecItemBounded *bounded) {
+    bounded->pending--;
+    g_main_context_wakeup(bounded->context);
+}
+
+/* Runs the context until every call has completed (cancelled ones included),
+ * then drops the timer and the context. Returns whether the timer fired. */
+static gboolean csecitem_bounded_finish(CSecItemBounded *bounded) {
+    while (bounded->pending > 0) g_main_context_iteration(bounded->context, TRUE);
+    g_source_destroy(bounded->timer);
+    g_source_unref(bounded->timer);
+    g_object_unref(bounded->cancellable);
+    g_main_context_pop_thread_default(bounded->context);
+    g_main_context_unref(bounded->context);
+    return bounded->fired;
+}
+
+typedef struct {
+    CSecItemBounded *bounded;
+    GDBusConnection *connection;
+    GError *error;
+} CSecItemConnecting;
+
+static void csecitem_connect_done(GObject *source, GAsyncResult *result, gpointer data) {
+    (void)source;
+    CSecItemConnecting *connecting = (CSecItemConnecting *)data;
+    connecting->connection = g_bus_get_finish(result, &connecting->error);
+    csecitem_bounded_done(connecting->bounded);
+}
+
+/* In C because it runs GLib's asynchronous connect on a private main context
+ * (above) and because exit-on-close must be turned off on the connection before
+ * any other code can see it: GLib's default for g_bus_get connections terminates
+ * the process when the bus goes away, which a library must never do. This is the
+ * process's session-bus connection (a singleton GLib keeps while referenced),
+ * the one libsecret's SecretService then uses (its constructor forces
+ * G_BUS_TYPE_SESSION): the caller keeps this reference until the service is
+ * open, so that both are the same connection (one connection per process). */
+GDBusConnection *csecitem_connect(gint timeout_ms, gboolean *timed_out, GError **error) {
+    CSecItemBounded bounded;
+    csecitem_bounded_begin(&bounded, timeout_ms);
+    CSecItemConnecting connecting = {.bounded = &bounded, .connection = NULL, .error = NULL};
+    bounded.pending = 1;
+    g_bus_get(G_BUS_TYPE_SESSION, bounded.cancellable, csecitem_connect_done, &connecting);
+    *timed_out = csecitem_bounded_finish(&bounded);
+    if (connecting.connection == NULL) {
+        g_propagate_error(error, connecting.error);
+        return NULL;
+    }
+    g_dbus_connection_set_exit_on_close(connecting.connection, FALSE);
+    return connecting.connection;
+}
+
+typedef struct {
+    CSecItemBounded *bounded;
+    SecretService *service;
+    GError *service_error;
+    GVariant *alias_reply;
+    GError *alias_error;
+} CSecItemOpening;
+
+static void csecitem_service_opened(GObject *source, GAsyncResult *result, gpointer data) {
+    (void)source;
+    CSecItemOpening *opening = (CSecItemOpening *)data;
+    opening->service = secret_service_open_finish(result, &opening->service_error);
+    csecitem_bounded_done(opening->bounded);
+}
+
+static void csecitem_alias_read(GObject *source, GAsyncResult *result, gpointer data) {
+    CSecItemOpening *opening = (CSecItemOpening *)data;
+    opening->alias_reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &opening->alias_error);
+    csecitem_bounded_done(opening->bounded);
+}
+
+/* In C because it runs libsecret's asynchronous open and a direct call at
+ * once on a private main context (csecitem_bounded_*), and because
+ * SECRET_TYPE_SERVICE and G_DBUS_PROXY are macros Swift cannot import.
+ *
+ * A new (not the process-wide cached) SecretService proxy with an encryption
+ * session open (libsecret's default negotiation: dh-ietf1024-sha256-aes128-cbc-pkcs7,
+ * plain only if the provider offers nothing else), on `connection` (the
+ * process's session bus, see csecitem_connect); its own later calls time out
+ * after `timeout_ms`. When `alias` is not NULL, Service.ReadAlias(alias) is
+ * sent on `connection` at the same time, so that it costs no round trip of its
+ * own: *alias_path is then the collection's path (g_free; "/" when the alias is
+ * unset) or NULL with *alias_error set. Everything is bounded by `timeout_ms`;
+ * *timed_out says whether the bound cut it short. */
+SecretService *csecitem_service_open(GDBusConnection *connection, const char *alias, gint timeout_ms,
+                                     gchar **alias_path, GError **alias_error, gboolean *timed_out,
+                                     GError **error) {
+    CSecItemBounded bounded;
+    csecitem_bounded_begin(&bounded, timeout_ms);
+    CSecItemOpening opening = {.bounded = &bounded};
+    bounded.pending = 1;
+    secret_service_open(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_OPEN_SESSION, bounded.cancellable,
+                        csecitem_service_opened, &opening);
+    if (alias != NULL) {
+        bounded.pending++;
+        g_dbus_connection_call(connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE,
+                               "ReadAlias", g_variant_new("(s)", alias), G_VARIANT_TYPE("(o)"),
+                               G_DBUS_CALL_FLAGS_NONE, timeout_ms, bounded.cancellable, csecitem_alias_read,
+                               &opening);
+    }
+    *timed_out = csecitem_bounded_finish(&bounded);
+    if (alias_path != NULL) *alias_path = NULL;
+    if (opening.alias_reply != NULL) {
+        if (alias_path != NULL) g_variant_get(opening.alias_reply, "(o)", alias_path);
+        g_variant_unref(opening.alias_reply);
+    } else if (opening.alias_error != NULL) {
+        g_propagate_error(alias_error, opening.alias_error);
+    }
+    if (opening.service == NULL) {
+        g_propagate_error(error, opening.service_error);
+        return NULL;
+    }
+    g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(opening.service), timeout_ms);
+    return opening.service;
 }
 
 /* In C for the G_DBUS_PROXY cast macro. Changes the bound of the proxy's own

@@ -107,30 +107,60 @@ extension Session {
 
     // MARK: Opening and closing
 
-    /// Connects to the session bus (the process's connection, which libsecret then uses).
-    static func connectBus(_ timeout: Duration) throws(SecItemError) {
-        let bus = try bounded("connecting to the D-Bus session bus", timeout, phase: .bus) { c, e in
-            csecitem_connect(c, e)
+    /// Connects to the session bus: the process's connection, referenced (release
+    /// it with `g_object_unref` once the service is open: while it is referenced,
+    /// libsecret's service uses this very connection, so a process has one).
+    static func connectBus(_ timeout: Duration) throws(SecItemError) -> OpaquePointer {
+        var timedOut: gboolean = 0
+        var error: UnsafeMutablePointer<GError>? = nil
+        let bus = csecitem_connect(timeout.milliseconds, &timedOut, &error)
+        if let error {
+            throw SecItemError(
+                consume(error), what: "connecting to the D-Bus session bus", timeout: timeout, timedOut: timedOut != 0,
+                phase: .bus)
         }
         guard let bus else { throw SecItemError(errSecNotAvailable, "cannot connect to the D-Bus session bus") }
-        g_object_unref(UnsafeMutableRawPointer(bus))  // the service holds its own reference
+        return bus
     }
 
-    /// A new SecretService proxy with an encryption session, and its connection
-    /// (both referenced: release them with ``release(service:connection:watch:)``).
-    static func openService(_ timeout: Duration) throws(SecItemError)
-        -> (UnsafeMutablePointer<SecretService>, OpaquePointer)
+    /// A new SecretService proxy with an encryption session on `bus`, and its
+    /// connection (both referenced: release them with
+    /// ``release(service:connection:watch:)``); with `alias`, the collection path
+    /// that alias names, read in the same round trip as the session is opened
+    /// (`nil` when the alias is unset, a failure when reading it failed).
+    static func openService(_ bus: OpaquePointer, readingAlias alias: String?, _ timeout: Duration) throws(SecItemError)
+        -> (service: UnsafeMutablePointer<SecretService>, connection: OpaquePointer, alias: Result<String?, SecItemError>?)
     {
-        let ms = timeout.milliseconds
-        let service = try bounded("opening the Secret Service (org.freedesktop.secrets)", timeout, phase: .provider) {
-            c, e in csecitem_service_open(ms, c, e)
+        var timedOut: gboolean = 0
+        var error: UnsafeMutablePointer<GError>? = nil
+        var aliasError: UnsafeMutablePointer<GError>? = nil
+        var aliasPath: UnsafeMutablePointer<gchar>? = nil
+        let service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
+        var aliasResult: Result<String?, SecItemError>?
+        if let alias {
+            let what = "reading the collection alias \"\(alias)\""
+            if let aliasPath {
+                let path = String(cString: aliasPath)
+                g_free(aliasPath)
+                aliasResult = .success(path == "/" ? nil : path)
+            } else if let aliasError {
+                aliasResult = .failure(
+                    SecItemError(consume(aliasError), what: what, timeout: timeout, timedOut: timedOut != 0, phase: .provider))
+            } else {
+                aliasResult = .failure(SecItemError(errSecNotAvailable, "the Secret Service gave no answer while \(what)"))
+            }
+        }
+        if let error {
+            throw SecItemError(
+                consume(error), what: "opening the Secret Service (org.freedesktop.secrets)", timeout: timeout,
+                timedOut: timedOut != 0, phase: .provider)
         }
         guard let service else {
             throw SecItemError(errSecNotAvailable, "the Secret Service provider did not open a session")
         }
         let connection = csecitem_service_connection(service)!
         _ = csecitem_object_ref(UnsafeMutableRawPointer(connection))
-        return (service, connection)
+        return (service, connection, aliasResult)
     }
 
     static func setProxyTimeout(_ service: UnsafeMutablePointer<SecretService>, _ milliseconds: Int32) {
@@ -143,31 +173,17 @@ extension Session {
         g_object_unref(UnsafeMutableRawPointer(connection))
     }
 
-    /// The object path an alias points at; `nil` when none.
-    static func readAlias(
-        _ alias: String, service: UnsafeMutablePointer<SecretService>, timeout: Duration
-    ) throws(SecItemError) -> String? {
-        let path = try bounded("reading the collection alias \"\(alias)\"", timeout, phase: .provider) { c, e in
-            secret_service_read_alias_dbus_path_sync(service, alias, c, e)
-        }
-        guard let path else { return nil }
-        defer { g_free(path) }
-        let s = String(cString: path)
-        return s == "/" ? nil : s
-    }
-
     /// Whether a collection exists at `path`.
     static func collectionExists(_ path: String, connection: OpaquePointer, timeout: Duration) throws(SecItemError) -> Bool {
-        let ms = timeout.milliseconds
-        do throws(SecItemError) {
-            _ = try bounded("reading the collection \(path)", timeout, phase: .provider) { c, e in
-                var locked: gboolean = 0
-                return csecitem_get_locked(connection, path, CSECITEM_COLLECTION_IFACE, ms, c, &locked, e)
-            }
-            return true
-        } catch where error.status == errSecInvalidItemRef {
-            return false
-        }
+        // A direct GDBus call: its own timeout bounds it (no timer needed).
+        var locked: gboolean = 0
+        var error: UnsafeMutablePointer<GError>? = nil
+        _ = csecitem_get_locked(connection, path, CSECITEM_COLLECTION_IFACE, timeout.milliseconds, nil, &locked, &error)
+        guard let error else { return true }
+        let failure = SecItemError(
+            consume(error), what: "reading the collection \(path)", timeout: timeout, timedOut: false, phase: .provider)
+        if failure.status == errSecInvalidItemRef { return false }
+        throw failure
     }
 
     // MARK: The lock watch (LockStateCache.swift)

@@ -159,6 +159,11 @@ public final class SecretServiceBackend: SecItemBackend {
     /// ``probe(configuration:)``, and when the probe found the Secret Service
     /// usable, a backend on the very connection and session the probe opened
     /// (no second connection), using `configuration` for its calls.
+    ///
+    /// With a `configuration`, the probe costs nothing beyond opening the session
+    /// the backend then uses: the collection's lock state is not read
+    /// (``ProbeResult/locked`` stays `nil`); the backend reads it when a search
+    /// comes back empty, as it always does.
     /// - Parameters:
     ///   - probing: The configuration of the probe (its short bound per step).
     ///   - configuration: The backend's configuration; `nil`: probe only.
@@ -173,7 +178,7 @@ public final class SecretServiceBackend: SecItemBackend {
             let session = try Session.open(probing, progress: &progress)
             result.collectionPath = session.collectionPath
             result.collectionSource = session.collectionSource
-            result.locked = try session.collectionLocked()
+            if configuration == nil { result.locked = try session.collectionLocked() }
             result.sessionSerial = session.serial
             opened = session
         } catch {

@@ -66,18 +66,26 @@ final class Session {
     }
 
     /// Connects, opens the service and resolves the collection, each step bounded by `timeout`.
+    ///
+    /// One connection (the process's session bus) and, for the usual
+    /// configurations (an alias, or none: the `default` alias), no round trip of
+    /// its own for the collection: its alias is read in the same round trip as
+    /// the encryption session is opened.
     static func open(
         _ configuration: SecretServiceBackend.Configuration, progress: inout OpenProgress
     ) throws(SecItemError) -> Session {
         let timeout = configuration.timeout
-        try connectBus(timeout)
+        let bus = try connectBus(timeout)
+        defer { g_object_unref(UnsafeMutableRawPointer(bus)) }  // the service holds its own reference
         progress.busReachable = true
-        let (service, connection) = try openService(timeout)
+        let configured = configuration.collection
+        let alias = configured.map { $0.hasPrefix("/") ? nil : $0 } ?? "default"
+        let (service, connection, aliasPath) = try openService(bus, readingAlias: alias, timeout)
         progress.providerAnswers = true
         // From here the Session owns both handles.
         let resolved: (path: String, source: String)
         do throws(SecItemError) {
-            resolved = try resolveCollection(configuration.collection, connection: connection, service: service, timeout: timeout)
+            resolved = try resolveCollection(configured, alias: aliasPath, connection: connection, timeout: timeout)
         } catch {
             release(service: service, connection: connection, watch: nil)
             throw error
@@ -91,9 +99,10 @@ final class Session {
 
     /// The configured collection (a path or an alias), else the `default` alias
     /// (unless it points at the in-memory `session` collection), else `login`.
+    /// `alias` is what the configured alias (or `default`) names, read while the
+    /// service was opened; `nil` for a configured path.
     private static func resolveCollection(
-        _ configured: String?, connection: OpaquePointer, service: UnsafeMutablePointer<SecretService>,
-        timeout: Duration
+        _ configured: String?, alias: Result<String?, SecItemError>?, connection: OpaquePointer, timeout: Duration
     ) throws(SecItemError) -> (path: String, source: String) {
         if let configured, configured.hasPrefix("/") {
             guard try collectionExists(configured, connection: connection, timeout: timeout) else {
@@ -101,13 +110,14 @@ final class Session {
             }
             return (configured, "configured path")
         }
+        let named = try (alias ?? .success(nil)).get()
         if let configured {
-            guard let path = try readAlias(configured, service: service, timeout: timeout) else {
+            guard let path = named else {
                 throw SecItemError(errSecNoSuchKeychain, "no collection has the alias \"\(configured)\"")
             }
             return (path, "configured alias \"\(configured)\"")
         }
-        if let path = try readAlias("default", service: service, timeout: timeout), !path.hasSuffix("/session") {
+        if let path = named, !path.hasSuffix("/session") {
             return (path, "alias \"default\"")
         }
         guard try collectionExists(loginPath, connection: connection, timeout: timeout) else {

@@ -84,7 +84,9 @@ public struct SecItemSecretServiceStatus: Sendable {
     }
 
     /// ``probe(_:)``; with `open`, a first probe that finds the Secret Service usable
-    /// also hands over a backend on the connection it opened (a cached answer does not).
+    /// also hands over a backend on the connection it opened (a cached answer does
+    /// not), without reading the collection's lock state (no round trip beyond
+    /// opening the session the backend uses).
     static func probeAndOpen(_ configuration: SecItemConfiguration, open: Bool)
         -> (status: SecItemSecretServiceStatus, backend: SecretServiceBackend?)
     {
@@ -103,7 +105,9 @@ public struct SecItemSecretServiceStatus: Sendable {
             status.probe = found.result
             backend = found.backend
         }
-        cache.withLock { $0[key] = status }
+        // A probe that opened a backend did not read the lock state: not the
+        // whole answer a later probe (`secitem diagnose`) should be given.
+        if backend == nil { cache.withLock { $0[key] = status } }
         return (status, backend)
     }
 }

@@ -20,8 +20,10 @@
 
 /* ---- connection.c: the bus and the service -------------------------------- */
 
-GDBusConnection *csecitem_connect(GCancellable *cancellable, GError **error);
-SecretService *csecitem_service_open(gint timeout_ms, GCancellable *cancellable, GError **error);
+GDBusConnection *csecitem_connect(gint timeout_ms, gboolean *timed_out, GError **error);
+SecretService *csecitem_service_open(GDBusConnection *connection, const char *alias, gint timeout_ms,
+                                     gchar **alias_path, GError **alias_error, gboolean *timed_out,
+                                     GError **error);
 void csecitem_service_set_timeout(SecretService *service, gint timeout_ms);
 GDBusConnection *csecitem_service_connection(SecretService *service);
 gpointer csecitem_object_ref(gpointer object);
