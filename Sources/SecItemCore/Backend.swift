@@ -101,22 +101,32 @@ extension SecItemBackend {
                 progress(added.count)
             }
         } catch {
-            for item in added.reversed() {
-                _ = try? delete(
-                    matching: ItemQuery(
-                        itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: [item.accessGroup],
-                        synchronizable: .any))
-            }
+            removeAgain(added)
             throw error
         }
+    }
+
+    /// Deletes `items` by identity, last first, ignoring failures: the roll back
+    /// of a batch add (here and in `VerifiedCopy`).
+    /// - Returns: How many items were deleted.
+    @discardableResult
+    package func removeAgain(_ items: [StoredItem]) -> Int {
+        var removed = 0
+        for item in items.reversed() {
+            removed += (try? delete(
+                matching: ItemQuery(
+                    itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: [item.accessGroup],
+                    synchronizable: .any))) ?? 0
+        }
+        return removed
     }
 }
 
 /// A backend that adds a batch of items atomically — all or none, even when the
 /// process dies part-way (for example one database transaction).
 ///
-/// Optional: `KeychainTransfer` (import, migrate) uses it when the target
-/// conforms and falls back to ``SecItemBackend/addAllOneByOne(_:progress:)``,
+/// Optional: `VerifiedCopy` (`secitem import` and `migrate`, `Keychain`'s
+/// migrations) uses it when the target conforms and falls back to ``SecItemBackend/addAllOneByOne(_:progress:)``,
 /// which undoes a failure but not a crash, otherwise.
 public protocol SecItemBatchAdding: SecItemBackend {
     /// Adds every item of `items` in one atomic step, or throws having added none.

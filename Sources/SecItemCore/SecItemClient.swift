@@ -101,11 +101,18 @@ public struct SecItemClient: Sendable {
     /// - Returns: The item as stored (defaults, group and dates filled in).
     @discardableResult
     package func add(_ request: ItemRequest) throws(SecItemError) -> StoredItem {
-        try request.validate(.add, entitlements: accessGroups)
-        guard let itemClass = request.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
-        let item = makeItem(itemClass, request)
+        let item = try newItem(request)
         try backend.add(item)
         return item
+    }
+
+    /// The item an add of `request` would store (validated; defaults, group, a new
+    /// identity and dates filled in), for callers that add it themselves
+    /// (``VerifiedCopy``, for an all-or-nothing migration).
+    package func newItem(_ request: ItemRequest) throws(SecItemError) -> StoredItem {
+        try request.validate(.add, entitlements: accessGroups)
+        guard let itemClass = request.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
+        return makeItem(itemClass, request)
     }
 
     /// The items `request` matches, at most its limit's count. Their `data` is set only

@@ -13,10 +13,11 @@ extension Keychain {
     /// Moves the items matching `query` in `source` into this keychain, under their
     /// accounts as keys — all or nothing.
     ///
-    /// Every item is written, then read back and compared; only when all of them
-    /// verify are they removed from the source (with `removeFromSource`). On any
-    /// failure the items this call wrote are removed again, the source is left
-    /// untouched, and the error says which key failed. Modelled on Valet's
+    /// Every item is written (one batch: one transaction on the file backend), then
+    /// read back and compared; only when all of them verify are they removed from
+    /// the source (with `removeFromSource`). On any failure the items this call
+    /// wrote are removed again, the source is left untouched, and the error says
+    /// how far it got. The copy is the one `secitem import`/`migrate` use. Modelled on Valet's
     /// `migrateObjects(matching:removeOnCompletion:)`.
     ///
     /// - Parameters:
@@ -72,8 +73,16 @@ extension Keychain {
         try migrateItems(matching: try source.request(), from: source.client, removeFromSource: removeFromSource)
     }
 
-    /// Writes `entries` as new items, verifying each; on any failure removes what it wrote.
+    /// Writes `entries` as new items, all or nothing (see ``commit(_:)``).
     func write(_ entries: [(key: String, data: Data)]) throws -> MigrationReport {
+        try Self.commit([(self, try prepare(entries))]).first ?? MigrationReport()
+    }
+
+    /// The new items `entries` become in this keychain (validated, as an add would
+    /// be); nothing is written.
+    /// - Throws: `errSecDuplicateItem` when two entries share a key or a key already
+    ///   exists here; the add's own check (entitlement, size) naming the key.
+    func prepare(_ entries: [(key: String, data: Data)]) throws -> [(key: String, item: StoredItem)] {
         var seen = Set<String>()
         for entry in entries {
             guard seen.insert(entry.key).inserted else {
@@ -83,23 +92,35 @@ extension Keychain {
                 throw SecItemError(errSecDuplicateItem, "the key '\(entry.key)' already exists in the target; nothing was migrated")
             }
         }
-        var written: [String] = []
-        do {
-            for entry in entries {
-                try client.add(try newItem(entry.data, forKey: entry.key))
-                written.append(entry.key)
-                guard try data(forKey: entry.key) == entry.data else {
-                    throw SecItemError(errSecIO, "the key '\(entry.key)' did not read back as written")
-                }
+        return try entries.map { entry throws(SecItemError) in
+            do throws(SecItemError) {
+                return (entry.key, try client.newItem(try newItem(entry.data, forKey: entry.key)))
+            } catch {
+                throw SecItemError(
+                    error.status,
+                    "the key '\(entry.key)' cannot be migrated: \(error.detail ?? error.message); nothing was migrated")
             }
-        } catch {
-            for key in written { _ = try? remove(key) }
-            let failure = error as? SecItemError ?? SecItemError(errSecIO)
-            throw SecItemError(
-                failure.status,
-                "migration failed after \(written.count) of \(entries.count) items and was rolled back: \(failure.detail ?? failure.message)")
         }
-        return MigrationReport(migratedKeys: written)
+    }
+
+    /// Adds the prepared items of every keychain in one ``VerifiedCopy`` — the copy
+    /// → verify → roll back that `secitem import`/`migrate` use: one batch (one
+    /// transaction on the file backend), each item read back and compared, and on
+    /// any failure nothing stays written. All keychains share one client.
+    static func commit(_ batches: [(keychain: Keychain, items: [(key: String, item: StoredItem)])]) throws
+        -> [MigrationReport]
+    {
+        guard let client = batches.first?.keychain.client else { return [] }
+        let items = batches.flatMap { $0.items.map(\.item) }
+        var done = 0
+        do throws(SecItemError) {
+            try VerifiedCopy.copy(items, into: client.backend) { done = $0 }
+        } catch {
+            throw SecItemError(
+                error.status,
+                "migration failed after \(done) of \(items.count) items and was rolled back: \(error.detail ?? error.message)")
+        }
+        return batches.map { MigrationReport(migratedKeys: $0.items.map(\.key)) }
     }
 
     /// Moves the secrets of a legacy plaintext file into keychains of `client` —
@@ -132,21 +153,13 @@ extension Keychain {
             if byService[entry.service] == nil { order.append(entry.service) }
             byService[entry.service, default: []].append((entry.account, Data(entry.secret.utf8)))
         }
-        var reports: [String: MigrationReport] = [:]
-        var done: [(Keychain, MigrationReport)] = []
-        do {
-            for service in order {
-                let keychain = try Keychain(service: service, client: client, accessGroup: accessGroup)
-                let report = try keychain.write(byService[service] ?? [])
-                done.append((keychain, report))
-                reports[service] = report
-            }
-        } catch {
-            for (keychain, report) in done {
-                for key in report.migratedKeys { _ = try? keychain.remove(key) }
-            }
-            throw error
+        var batches: [(keychain: Keychain, items: [(key: String, item: StoredItem)])] = []
+        for service in order {
+            let keychain = try Keychain(service: service, client: client, accessGroup: accessGroup)
+            batches.append((keychain, try keychain.prepare(byService[service] ?? [])))
         }
+        var reports: [String: MigrationReport] = [:]
+        for (service, report) in zip(order, try Keychain.commit(batches)) { reports[service] = report }
         if removeFile {
             do {
                 try FileManager.default.removeItem(at: url)

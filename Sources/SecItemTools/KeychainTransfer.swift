@@ -90,28 +90,15 @@ public enum KeychainTransfer {
 
     /// Whether two items are the same item with the same contents (dates to the millisecond).
     public static func same(_ a: StoredItem, _ b: StoredItem) -> Bool {
-        guard a.itemClass == b.itemClass, a.id == b.id, (a.data ?? Data()) == (b.data ?? Data()),
-            Set(a.attributes.keys) == Set(b.attributes.keys)
-        else { return false }
-        for (key, value) in a.attributes {
-            switch (value, b.attributes[key]) {
-            case (.date(let x), .date(let y)?):
-                if abs(x.timeIntervalSince(y)) > 0.001 { return false }
-            case (let x, let y?):
-                if x != y && x.canonicalBytes(kind: Schema.kind(of: key)) != y.canonicalBytes(kind: Schema.kind(of: key)) {
-                    return false
-                }
-            default:
-                return false
-            }
-        }
-        return true
+        VerifiedCopy.same(a, b)
     }
 
-    /// Adds `items` to `target` as they are, then reads each back and compares.
+    /// Adds `items` to `target` as they are, then reads each back and compares; on
+    /// any failure removes what it added (``VerifiedCopy/copy(_:into:resume:progress:)``,
+    /// the one copy → verify → roll back that `Keychain` migrations use too).
     ///
     /// A backend-level copy (for migrating between stores): no entitlement checks.
-    /// A program importing an export file uses ``importItems(_:into:accessGroup:progress:)``.
+    /// A program importing an export file uses ``importItems(_:into:accessGroup:resume:progress:)``.
     ///
     /// Nothing is added when any item's primary key is already taken in `target`
     /// (`errSecDuplicateItem`, naming how many, and how many of those are these very
@@ -129,68 +116,7 @@ public enum KeychainTransfer {
     public static func copy(
         _ items: [StoredItem], into target: any SecItemBackend, resume: Bool = false, progress: (Int) -> Void = { _ in }
     ) throws(SecItemError) -> Int {
-        for item in items { try ItemLimits.check(item) }
-        let groups = Set(items.map(\.accessGroup))
-        var taken = 0
-        var ours = 0
-        var pending: [StoredItem] = []
-        for item in items {
-            var attributes: [String: AttributeValue] = [:]
-            for key in item.itemClass.primaryKeyAttributes {
-                if let value = item.attributes[key] { attributes[key] = value }
-            }
-            attributes[SecConstant.kSecAttrAccessGroup] = nil
-            attributes[SecConstant.kSecAttrSynchronizable] = nil
-            let query = ItemQuery(
-                itemClass: item.itemClass, attributes: attributes, accessGroups: [item.accessGroup], synchronizable: .any)
-            let existing = try target.fetch(matching: query, limit: nil)
-            if let holder = existing.first(where: { $0.primaryKey == item.primaryKey }) {
-                taken += 1
-                if same(holder, item) { ours += 1 }
-            } else {
-                pending.append(item)
-            }
-        }
-        if taken > 0 && !(resume && taken == ours) {
-            var message = "\(taken) of \(items.count) items already exist in the \(target.name) keychain; nothing was copied"
-            if ours > 0 {
-                message += ". \(ours) of them are these very items (same identity and contents): the trace of an interrupted run; "
-                    + (ours == taken ? "run again with --resume to add the other \(items.count - taken)" : "remove the others first")
-            }
-            throw SecItemError(errSecDuplicateItem, message)
-        }
-        let skipped = items.count - pending.count
-        if let batch = target as? any SecItemBatchAdding {
-            try batch.addAll(pending) { progress(skipped + $0) }
-        } else {
-            try target.addAllOneByOne(pending) { progress(skipped + $0) }
-        }
-        for (index, item) in pending.enumerated() {
-            let back = try? target.fetch(
-                matching: ItemQuery(
-                    itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: groups, synchronizable: .any),
-                limit: 1)
-            guard let copy = back?.first, same(copy, item) else {
-                let undone = undo(pending, in: target)
-                throw SecItemError(
-                    errSecIO,
-                    "item \(skipped + index + 1) did not read back identically from the \(target.name) keychain "
-                        + "(after \(pending.count) of \(items.count) items were copied; \(undone) removed again)")
-            }
-        }
-        return pending.count
-    }
-
-    /// Deletes `items` by identity, ignoring failures; returns how many went.
-    private static func undo(_ items: [StoredItem], in target: any SecItemBackend) -> Int {
-        var undone = 0
-        for item in items.reversed() {
-            undone += (try? target.delete(
-                matching: ItemQuery(
-                    itemClass: item.itemClass, persistentReferenceID: item.id, accessGroups: [item.accessGroup],
-                    synchronizable: .any))) ?? 0
-        }
-        return undone
+        try VerifiedCopy.copy(items, into: target, resume: resume, progress: progress)
     }
 
     /// The rows of `backend` that cannot be read (damaged or tampered), one line
