@@ -191,7 +191,7 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: [
                 "SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPostgreSQL", "SecItem",
-                "SecItemKeychain", "ThirdPartyArrayBackend", "SecItemTestSupport",
+                "SecItemKeychain", "ThirdPartyArrayBackend", "SecItemTestSupport", "SecItemTools",
             ],
             path: "Tests/ConformanceTests"
         ),

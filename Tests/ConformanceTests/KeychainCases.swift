@@ -146,5 +146,32 @@ enum KeychainCases {
             try c.expect(try target.string(forKey: "k3") == "secret-3", "data arrived")
             try c.expect(try source.allKeys().isEmpty, "source emptied after verification")
         },
+        ConformanceCase("Keychain migration into this store: each copy reads back whole; a legacy file is one copy, refused whole on a collision") { c in
+            // The copy is compared attribute by attribute after it is written (VerifiedCopy):
+            // a store that changed any attribute on the way would fail the migration here.
+            let store = MemoryBackend()
+            let source = try Keychain(service: "legacy", client: SecItemClient(backend: store, accessGroups: c.client.accessGroups))
+            for i in 0..<5 { try source.set(Data([0, UInt8(i), 0xFF]), forKey: "k\(i)") }
+            let target = try keychain(c, service: "modern")
+            let report = try target.migrate(from: source, removeFromSource: true)
+            try c.expect(report.migratedKeys.sorted() == ["k0", "k1", "k2", "k3", "k4"] && report.removedFromSource, "migrated all five")
+            try c.expect(try target.data(forKey: "k3") == Data([0, 3, 0xFF]), "bytes arrive exactly")
+            try c.expect(store.count == 0, "the source was emptied after verification")
+
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: url) }
+            try Data(#"{"mail": {"alice": "pw-a", "bob": "pw-b"}, "api": {"token": "t0k"}}"#.utf8).write(to: url)
+            let reports = try Keychain.migrateLegacyFile(at: url, into: c.client)
+            try c.expect(reports["mail"]?.migratedKeys == ["alice", "bob"] && reports["api"]?.migratedKeys == ["token"], "both services")
+            try c.expect(try keychain(c, service: "api").string(forKey: "token") == "t0k", "data arrived")
+            try keychain(c, service: "mail").remove("alice")
+            try keychain(c, service: "api").remove("token")  // so only "bob" collides, in the second service
+            do {
+                try Keychain.migrateLegacyFile(at: url, into: c.client)
+                throw c.fail("migrating onto existing keys must fail")
+            } catch SecItemError.duplicateItem {}
+            try c.expect(try keychain(c, service: "mail").allKeys() == ["bob"], "nothing written by the refused migration")
+            try c.expect(try keychain(c, service: "api").allKeys().isEmpty, "not even the first service's item")
+        },
     ]
 }
