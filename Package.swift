@@ -206,7 +206,7 @@ let package = Package(
         // The child process the file backend's crash and multi-process tests run.
         .executableTarget(
             name: "SecItemSQLiteHelper",
-            dependencies: ["SecItemSQLite", "SecItemCore", "SecItemTestSupport", "SecItemConformance"],
+            dependencies: ["SecItemSQLite", "SecItemCore", "SecItemKeychain", "SecItemTestSupport", "SecItemConformance"],
             path: "Tests/SQLiteHelperProcess"
         ),
         .testTarget(

@@ -52,6 +52,67 @@ struct ProcessTests {
         #expect(stored.count <= acknowledged.count + 32)
     }
 
+    @Test("SIGKILL at random moments of a legacy-file migration: each run left all of its secrets or none, and the file unless all arrived")
+    func legacyMigrationCrashes() throws {
+        var random = SeededRandom()
+        let dir = TempDir()
+        let key = try makeKeyFile(dir.file("key"))
+        let db = dir.file("k.db")
+        let backend = try openBackend(db, .keyFile(key))
+        let services = 4, accounts = 100
+        // One legacy JSON file per run, its services named after the run.
+        func legacy(_ run: Int) throws -> String {
+            var object: [String: [String: String]] = [:]
+            for s in 0..<services {
+                object["run\(run)-s\(s)"] = Dictionary(uniqueKeysWithValues: (0..<accounts).map { ("a\($0)", "secret-\(run)-\(s)-\($0)") })
+            }
+            let path = dir.file("legacy-\(run).json")
+            try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        func stored(_ run: Int) throws -> Int {
+            try (0..<services).map { s in
+                try backend.fetch(
+                    matching: ItemQuery(
+                        itemClass: .genericPassword, attributes: [SecConstant.kSecAttrService: .string("run\(run)-s\(s)")],
+                        accessGroups: ["test"]),
+                    limit: nil
+                ).count
+            }.reduce(0, +)
+        }
+        let total = services * accounts
+        // One run uninterrupted: how long a whole migration takes here.
+        let started = Date()
+        let whole = try runHelper(["migrate-legacy", db, try legacy(0)], keyFile: key)
+        let duration = Date().timeIntervalSince(started)
+        #expect(whole.status == 0 && whole.lines.last == "migrated \(total)", "\(whole.lines)")
+        #expect(try stored(0) == total)
+        var outcomes: [String] = []
+        for run in 1...16 {
+            let file = try legacy(run)
+            let child = try Child(["migrate-legacy", db, file], keyFile: key)
+            let deadline = Date().addingTimeInterval(20)
+            while child.lines.isEmpty && Date() < deadline { usleep(1_000) }
+            usleep(UInt32.random(in: 0...UInt32(max(duration, 0.05) * 1_000_000), using: &random))
+            child.kill()
+            let lines = try child.finish()
+            let count = try stored(run)
+            outcomes.append("\(count)")
+            #expect(count == 0 || count == total, "run \(run): \(count) of \(total) secrets stored; \(random.replayHint)")
+            if count < total {
+                #expect(FileManager.default.fileExists(atPath: file), "run \(run): the file is kept when secrets are missing")
+                let retry = try runHelper(["migrate-legacy", db, file], keyFile: key)
+                #expect(retry.lines.last == "migrated \(total)", "run \(run): a retry moves everything: \(retry.lines)")
+                #expect(try stored(run) == total)
+            }
+            if lines.last?.hasPrefix("migrated") == true {
+                #expect(!FileManager.default.fileExists(atPath: file), "run \(run) finished: the file is gone")
+            }
+        }
+        print("legacy migration crash runs (secrets stored when killed): \(outcomes); \(random.replayHint)")
+        #expect(try backend.verify().isIntact)
+    }
+
     @Test("4 processes × 500 mixed operations on overlapping keys: no unexpected status, no lost write")
     func manyProcesses() throws {
         let dir = TempDir()

@@ -13,8 +13,10 @@
 //       takes the passphrase from the environment as the secitem command does, opens the
 //       keychain with it, adds and reads an item, and scans its own memory for the
 //       passphrase: "held <n>" while the command would still hold it, "released <n>" after
+//   SecItemSQLiteHelper migrate-legacy <db> <file>      prints "migrating", migrates the legacy file (removing it), prints "migrated"
 import Foundation
 import SecItemCore
+import SecItemKeychain
 @_spi(Testing) import SecItemSQLite
 import SecItemTestSupport
 import SecItemConformance
@@ -65,6 +67,14 @@ case "upgrade":
         fail("upgrade: \(error)")
     }
     emit("upgraded")
+case "migrate-legacy":
+    emit("migrating")
+    do {
+        let reports = try Keychain.migrateLegacyFile(at: URL(fileURLWithPath: args[3]), into: client, removeFile: true)
+        emit("migrated \(reports.values.map(\.migratedKeys.count).reduce(0, +))")
+    } catch {
+        fail("migrate-legacy: \(error)")
+    }
 case "writer":
     let prefix = args[3]
     var i = 0
