@@ -12,7 +12,8 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The four-letter class name (`genp`, …).
     public var description: String { rawValue }
 
-    /// The class named `name`: `init(rawValue:)` by ``AttributeCode``, without its String compares.
+    /// The class named `name`: `init(rawValue:)` by ``AttributeCode``, without its String compares
+    /// (1.2–2.1× faster, Benchmarks/SchemaTricks).
     init?(name: String) {
         switch Schema.attributeCode(name) {
         case AttributeCode("g", "e", "n", "p"): self = .genericPassword
@@ -60,7 +61,8 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
 /// One class's attribute table (contract §3–4): the attributes it may carry and
 /// their kinds, and its primary key, with what the hot paths look up precomputed.
 /// A class, so that ``ItemClass/schema`` hands out one reference instead of
-/// copying five collections on every attribute lookup of the parser.
+/// copying five collections on every attribute lookup of the parser (3–9 ns
+/// instead of 107–198 ns a lookup, Benchmarks/SchemaTricks).
 final class ClassSchema: Sendable {
     /// The attribute keys an item of the class may carry.
     let attributes: Set<String>
@@ -163,7 +165,8 @@ public enum Schema {
     /// is errSecNoSuchAttr rather than errSecParam; `nil` for any other key.
     static func attributeCode(_ key: String) -> AttributeCode? {
         guard key.utf8.count == 4 else { return nil }
-        // In place (the common case, and much cheaper than `withUTF8`), else from a copy.
+        // In place (the common case; 1.1–2.4× faster than `withUTF8` on a copy,
+        // Benchmarks/SchemaTricks), else from a copy.
         return key.utf8.withContiguousStorageIfAvailable(packAttributeCode) ?? packAttributeCode(Array(key.utf8))
     }
 
@@ -206,7 +209,8 @@ extension SecConstant {
 typealias KeyAttribute = (name: String, code: AttributeCode, kind: AttributeKind)
 
 /// An attribute key's four bytes as one big-endian integer (`acct` is 0x61636374):
-/// the parser tells keys apart with integer compares instead of String hashing.
+/// the parser tells keys apart with integer compares instead of String hashing
+/// (code + kind lookup 1.7–3.7× faster than a `[String: AttributeKind]`, Benchmarks/SchemaTricks).
 struct AttributeCode: Hashable, Comparable {
     let rawValue: UInt32
 
