@@ -15,14 +15,19 @@ alternate run by run, so drift hits both:
                   of the very same item (run under scripts/with-secret-service; skipped,
                   loudly, without a bus).
 - floors:         `/bin/true` (process creation alone).
+- conversation:   each Secret Service program run once more under `dbus-monitor`: its
+                  connections, method calls (to the bus daemon, to the provider) and round
+                  trips (calls sent while none of its earlier calls, bar AddMatch/RemoveMatch
+                  which GDBus does not wait for, awaited a reply).
 
 Targets (issue 14): Secret Service ≤ 1.0× secret-tool; file ≤ 1.2× the C program; peak
 memory of `find -w` ≤ 16 MiB. Needs: cc, libsqlite3-dev, libssl-dev, libsecret-tools
-(secret-tool). Secrets are random test values and are never printed.
+(secret-tool), dbus (dbus-monitor). Secrets are random test values and are never printed.
 """
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import statistics
@@ -73,6 +78,77 @@ def describe(samples):
     }
 
 
+def _parse(text):
+    """dbus-monitor's text output → list of dicts (kind, time, sender, destination, serial, reply_serial, member, args)."""
+    msgs = []
+    for line in text.splitlines():
+        if line.startswith((" ", "\t")):
+            m = re.match(r'\s+string "(.*)"$', line)
+            if m and msgs:
+                msgs[-1]["args"].append(m.group(1))
+            continue
+        kind = next((k for k in ("method call", "method return", "error", "signal") if line.startswith(k + " ")), None)
+        if not kind:
+            continue
+        msg = {"kind": kind, "args": []}
+        for key in ("time", "sender", "destination", "serial", "reply_serial", "member"):
+            m = re.search(r"\b%s=([^ ;]+)" % key, line)
+            msg[key] = m.group(1) if m else None
+        msgs.append(msg)
+    return msgs
+
+
+def conversation(argv, env, timeout=20):
+    """Runs argv once while dbus-monitor records the session bus; returns the program's
+    conversation: its connections, method calls (to the bus daemon, to the provider) and
+    sequential exchanges (calls sent while none of its earlier calls, bar AddMatch/RemoveMatch,
+    awaited a reply: each is one round trip the program waited for)."""
+    fd, log = tempfile.mkstemp(prefix="secitem-conversation-")
+    with os.fdopen(fd, "w") as f:
+        mon = subprocess.Popen(["dbus-monitor", "--session"], stdout=f, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.time() + timeout
+        while not any(m["member"] == "NameLost" for m in _parse(open(log).read())):
+            if time.time() > deadline or mon.poll() is not None:
+                raise RuntimeError("dbus-monitor did not start")
+            time.sleep(0.01)
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        while True:
+            msgs = _parse(open(log).read())
+            opened = {m["sender"] for m in msgs if m["kind"] == "method call" and m["member"] == "Hello"}
+            closed = {m["args"][0] for m in msgs if m["member"] == "NameOwnerChanged" and len(m["args"]) == 3 and m["args"][2] == ""}
+            if opened and opened <= closed:
+                break
+            if time.time() > deadline:
+                raise RuntimeError("the program's connections did not close")
+            time.sleep(0.01)
+    finally:
+        mon.kill()
+        mon.wait()
+        os.unlink(log)
+    calls = [m for m in msgs if m["kind"] == "method call" and m["sender"] in opened]
+    pending = {}
+    exchanges = 0
+    for m in msgs:
+        if m["kind"] == "method call" and m["sender"] in opened:
+            unmatched = m["member"] not in ("AddMatch", "RemoveMatch")  # GDBus does not wait for these
+            waited = {s for s, member in pending.items() if member not in ("AddMatch", "RemoveMatch")}
+            if unmatched and not waited:
+                exchanges += 1
+            pending[(m["sender"], m["serial"])] = m["member"]
+        elif m["kind"] in ("method return", "error") and m["destination"] in opened:
+            pending.pop((m["destination"], m["reply_serial"]), None)
+    to_bus = [c for c in calls if c["destination"] == "org.freedesktop.DBus"]
+    return {
+        "connections": len(opened),
+        "calls": len(calls),
+        "busCalls": len(to_bus),
+        "providerCalls": len(calls) - len(to_bus),
+        "exchanges": exchanges,
+        "sequence": [c["member"] for c in calls],
+    }
+
+
 def plaintext_export(count, service, seed):
     items = []
     for i in range(count):
@@ -120,6 +196,7 @@ def main():
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("SECITEM_")}
         base_env.update({"SECITEM_CONFIG": "none", "XDG_DATA_HOME": work, "XDG_CONFIG_HOME": work})
         results = []
+        conversations = []
         middle = args.items // 2
         expected = f"secret-{seed}-{middle}\n".encode()
 
@@ -156,6 +233,12 @@ def main():
             lookup = [tool, "lookup", "service", service, "account", f"account-{ss_middle}"]
             samples = paired((find, ss_env, ss_expected + b"\n"), (lookup, base_env, ss_expected), args.runs)
             results.append(("find -w", "secret-service", "secret-tool lookup", samples, 1.0))
+            # What each says on the bus, once (dbus-monitor): connections, calls, round trips.
+            for name, argv, env in (("secitem find -w", find, ss_env), ("secret-tool lookup", lookup, base_env),
+                                    ("secitem find -w (automatic choice)", find,
+                                     {k: v for k, v in ss_env.items() if k != "SECITEM_BACKEND"})):
+                talk = conversation(argv, env)
+                conversations.append((name, talk))
             subprocess.run([tool, "clear", "service", service], env=base_env)
         else:
             print("cli_startup: NO SESSION BUS: the Secret Service pair is skipped (run under scripts/with-secret-service)")
@@ -178,12 +261,17 @@ def main():
                   f"{'' if ratio <= target else '  MISSED'}")
             out.append({"operation": op, "backend": backend, "baseline": base_name, "subject": s, "baselineResult": b,
                         "ratio": ratio, "target": target})
+        for name, talk in conversations:
+            print(f"{name}: {talk['connections']} connection(s), {talk['calls']} method calls "
+                  f"({talk['busCalls']} to the bus, {talk['providerCalls']} to the provider), "
+                  f"{talk['exchanges']} round trips: {' '.join(talk['sequence'])}")
         for entry in out:
             mem = entry["subject"]["peak_rss_mib"]
             print(f"peak memory of find -w on {entry['backend']}: {mem:.1f} MiB (target ≤ 16 MiB){'' if mem <= 16 else '  MISSED'}")
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"floor": floor, "results": out, "runs": args.runs, "items": args.items}, f, indent=2)
+                json.dump({"floor": floor, "results": out, "runs": args.runs, "items": args.items,
+                           "conversations": dict(conversations)}, f, indent=2)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
