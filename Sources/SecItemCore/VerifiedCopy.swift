@@ -38,17 +38,21 @@ package enum VerifiedCopy {
     /// - Parameters:
     ///   - resume: Skip items already in `target` with the same identity and contents.
     ///   - progress: Called with the number of items done.
+    ///   - naming: How the messages name the item at a position of `items`
+    ///     ("item 3" by default; a migration names its key).
     /// - Returns: The number of items added (fewer than `items.count` only with `resume`).
     @discardableResult
     package static func copy(
-        _ items: [StoredItem], into target: any SecItemBackend, resume: Bool = false, progress: (Int) -> Void = { _ in }
+        _ items: [StoredItem], into target: any SecItemBackend, resume: Bool = false, progress: (Int) -> Void = { _ in },
+        naming: (Int) -> String = { "item \($0 + 1)" }
     ) throws(SecItemError) -> Int {
         for item in items { try ItemLimits.check(item) }
         let groups = Set(items.map(\.accessGroup))
         var taken = 0
         var ours = 0
         var pending: [StoredItem] = []
-        for item in items {
+        var positions: [Int] = []  // of the pending items in `items`
+        for (position, item) in items.enumerated() {
             var attributes: [String: AttributeValue] = [:]
             for key in item.itemClass.primaryKeyAttributes {
                 if let value = item.attributes[key] { attributes[key] = value }
@@ -63,6 +67,7 @@ package enum VerifiedCopy {
                 if same(holder, item) { ours += 1 }
             } else {
                 pending.append(item)
+                positions.append(position)
             }
         }
         if taken > 0 && !(resume && taken == ours) {
@@ -88,7 +93,7 @@ package enum VerifiedCopy {
                 let undone = target.removeAgain(pending)
                 throw SecItemError(
                     errSecIO,
-                    "item \(skipped + index + 1) did not read back identically from the \(target.name) keychain "
+                    "\(naming(positions[index])) did not read back identically from the \(target.name) keychain "
                         + "(after \(pending.count) of \(items.count) items were copied; \(undone) removed again)")
             }
         }

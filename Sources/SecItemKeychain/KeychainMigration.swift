@@ -13,11 +13,14 @@ extension Keychain {
     /// Moves the items matching `query` in `source` into this keychain, under their
     /// accounts as keys — all or nothing.
     ///
-    /// Every item is written (one batch: one transaction on the file backend), then
-    /// read back and compared; only when all of them verify are they removed from
-    /// the source (with `removeFromSource`). On any failure the items this call
-    /// wrote are removed again, the source is left untouched, and the error says
-    /// how far it got. The copy is the one `secitem import`/`migrate` use. Modelled on Valet's
+    /// Every item is checked as an add would be, then all are written as one batch
+    /// (on the file backend one SQLite transaction, so a crash at any instant leaves
+    /// all or none), then each is read back and compared whole (attributes and
+    /// data); only when all of them verify are they removed from the source (with
+    /// `removeFromSource`). On any failure the items this call wrote are removed
+    /// again, the source is left untouched, and the error says how far it got
+    /// ("migration failed after N of M items and was rolled back: …") and which key
+    /// failed. The copy is the one `secitem import`/`migrate` use. Modelled on Valet's
     /// `migrateObjects(matching:removeOnCompletion:)`.
     ///
     /// - Parameters:
@@ -26,8 +29,9 @@ extension Keychain {
     ///   - source: The client (store) to read from.
     ///   - removeFromSource: Delete the source items after a verified copy.
     /// - Throws: `errSecDuplicateItem` when a key already exists here (nothing is
-    ///   written), `errSecDataNotAvailable` for a source item without data, or the
-    ///   failing call's error.
+    ///   written), `errSecDataNotAvailable` for a source item without data, the
+    ///   add's own check naming the key (entitlement, size; nothing is written), or
+    ///   the failing call's error.
     @discardableResult
     public func migrateItems(matching query: [String: Any], from source: SecItemClient, removeFromSource: Bool = false)
         throws -> MigrationReport
@@ -112,9 +116,10 @@ extension Keychain {
     {
         guard let client = batches.first?.keychain.client else { return [] }
         let items = batches.flatMap { $0.items.map(\.item) }
+        let keys = batches.flatMap { $0.items.map(\.key) }
         var done = 0
         do throws(SecItemError) {
-            try VerifiedCopy.copy(items, into: client.backend) { done = $0 }
+            try VerifiedCopy.copy(items, into: client.backend, progress: { done = $0 }, naming: { "the key '\(keys[$0])'" })
         } catch {
             throw SecItemError(
                 error.status,
@@ -125,6 +130,12 @@ extension Keychain {
 
     /// Moves the secrets of a legacy plaintext file into keychains of `client` —
     /// all or nothing — and optionally deletes the file afterwards.
+    ///
+    /// Every service's items go in one copy, as ``migrateItems(matching:from:removeFromSource:)``
+    /// does (on the file backend one transaction: a crash part-way leaves none of
+    /// them). The file is removed only after that copy verified; a crash between the
+    /// two leaves the secrets stored and the file in place, and running the
+    /// migration again then fails with `errSecDuplicateItem`, writing nothing.
     ///
     /// The Linux counterpart of "moving tokens out of UserDefaults". Accepted formats:
     /// - JSON object of objects: `{"service": {"account": "secret", …}, …}`

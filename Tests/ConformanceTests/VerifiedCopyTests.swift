@@ -155,7 +155,8 @@ struct VerifiedCopyTests {
             Issue.record("the migration must fail")
         } catch let error as SecItemError {
             #expect(error.status == errSecIO)
-            #expect(error.detail?.contains("item 3 did not read back identically") == true, "\(error)")
+            #expect(error.detail?.hasPrefix("migration failed after 4 of 4 items and was rolled back") == true, "\(error)")
+            #expect(error.detail?.contains("the key 'user2' did not read back identically") == true, "the key is named: \(error)")
             #expect(error.detail?.contains("4 removed again") == true, "\(error)")
         }
         #expect(meddling.added.count == 4, "all four were written before the check")
@@ -185,4 +186,22 @@ struct VerifiedCopyTests {
         #expect(left.isEmpty, "the copy was removed again")
         #expect(try KeychainTransfer.copy(items, into: store) == 3, "the same items copy into the honest store")
     }
+
+    @Test("a resumed transfer that fails its read-back names the failing item by its place in the whole list")
+    func resumedTransferNamesTheItem() throws {
+        let source = try Self.source(3)
+        let items = try KeychainTransfer.items(in: source.client.backend, .init(accessGroups: ["verified"])).items
+        let store = MemoryBackend()
+        try KeychainTransfer.copy([items[2]], into: store)  // the trace of an interrupted run: the last item
+        let meddling = Meddling(store, alterReadOf: 0)  // the first item this run adds: items[0]
+        do {
+            try KeychainTransfer.copy(items, into: meddling, resume: true)
+            Issue.record("the copy must fail")
+        } catch {
+            #expect(error.detail?.hasPrefix("item 1 did not read back identically") == true, "\(error)")
+            #expect(error.detail?.contains("after 2 of 3 items were copied; 2 removed again") == true, "\(error)")
+        }
+        #expect(store.count == 1, "only the item that was there before is left")
+    }
+
 }
