@@ -259,6 +259,7 @@ let package = Package(
             name: "AccessControlTests",
             dependencies: [
                 "SecItem", "SecItemCore", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
+                "SecItemTestSupport",
             ],
             path: "Tests/AccessControlTests"
         ),

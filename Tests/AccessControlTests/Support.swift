@@ -5,6 +5,7 @@ import SecItemPolkit
 import SecItemMemory
 import SecItemSQLite
 import SecItemSecretService
+import SecItemTestSupport
 import Foundation
 
 /// The stores the access-control tests run on: the check lives in the core, so
@@ -78,18 +79,9 @@ enum Bus {
     }
 
     static func gdbus(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
-        process.arguments = ["call", "--system"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        try #require(process.terminationStatus == 0, "gdbus \(arguments.joined(separator: " ")): \(text)")
-        return text
+        let result = try ChildProcess.run(try Executables.which("gdbus"), ["call", "--system"] + arguments)
+        try #require(result.status == 0, "gdbus \(arguments.joined(separator: " ")): \(result.stdout)\(result.stderr)")
+        return result.stdout
     }
 }
 

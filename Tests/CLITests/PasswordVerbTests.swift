@@ -199,17 +199,9 @@ struct TerminalTests {
         // script(1) (bsdutils, essential on Debian) gives the command a pseudo-terminal.
         let command = "\(CLI.executable.path) add-generic-password -a t -s tty -w"
         let shell = "(sleep 0.5; printf 'tty-pw-1\\n'; sleep 0.3; printf 'tty-pw-1\\n'; sleep 0.5) | script -qec '\(command)' /dev/null"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", shell]
-        process.environment = cli.environment
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let terminal = String(decoding: data, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(terminal)")
+        let result = try ChildProcess.run("/bin/sh", ["-c", shell], environment: cli.environment)
+        let terminal = result.stdout
+        #expect(result.status == 0, "\(terminal)")
         #expect(terminal.contains("password data for new item:"))
         #expect(terminal.contains("retype password for new item:"))
         #expect(!terminal.contains("tty-pw-1"))

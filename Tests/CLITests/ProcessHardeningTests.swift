@@ -29,18 +29,11 @@ struct ProcessHardeningTests {
         env["SECITEM_PASSPHRASE"] = marker
         env["SECITEM_EXPORT_PASSPHRASE"] = marker + "-x"
         env["SECITEM_KEY_SOURCE"] = "passphrase"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -S -c unlimited && exec \"$0\" \"$@\"", CLI.executable.path,
-                             "add-generic-password", "-a", "a", "-s", "s", "-w", "-"]
-        process.environment = env
-        let stdin = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr
-        try process.run()
-        let pid = process.processIdentifier
+        let child = try ChildProcess(
+            "/bin/sh",
+            ["-c", "ulimit -S -c unlimited && exec \"$0\" \"$@\"", CLI.executable.path, "add-generic-password", "-a", "a", "-s", "s", "-w", "-"],
+            environment: env)
+        let pid = child.processIdentifier
         var limits = ""
         // /proc/PID/limits shows the limit once main has run; poll until the process got there.
         let hardened = Self.wait {
@@ -64,11 +57,9 @@ struct ProcessHardeningTests {
         #expect(environ.range(of: Data(marker.utf8)) == nil, "the passphrase is still in /proc/\(pid)/environ")
         #expect(environ.range(of: Data("SECITEM_PASSPHRASE=".utf8)) == nil)
         // The passphrase was still used: the store opens with it.
-        try stdin.fileHandleForWriting.write(contentsOf: Data("pw\n".utf8))
-        try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(errors)")
+        try child.send(Data("pw\n".utf8))
+        let added = try child.finish()
+        #expect(added.status == 0, "\(added.stderr)")
         let find = try cli.run(["find-generic-password", "-a", "a", "-s", "s", "-w"], environment: ["SECITEM_PASSPHRASE": marker, "SECITEM_KEY_SOURCE": "passphrase"])
         #expect(find.stdout == "pw\n", "\(find.stderr)")
         let wrong = try cli.run(["find-generic-password", "-a", "a", "-s", "s", "-w"], environment: ["SECITEM_PASSPHRASE": "other", "SECITEM_KEY_SOURCE": "passphrase"])
@@ -100,20 +91,13 @@ struct ProcessHardeningTests {
             echo_state > '\(dir)/after'
             """
         try Data(shell.utf8).write(to: cli.root.appendingPathComponent("prompt.sh"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "sh \(dir)/prompt.sh", "/dev/null"]
-        process.environment = cli.environment
-        let input = Pipe()  // held open: an end of input would reach the prompt as ^D
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        #expect(Self.wait(60) { !process.isRunning })
-        try? input.fileHandleForWriting.close()
+        // Its input is held open until it has finished: an end of input would reach the prompt as ^D.
+        let child = try ChildProcess("/usr/bin/script", ["-qec", "sh \(dir)/prompt.sh", "/dev/null"], environment: cli.environment)
+        #expect(Self.wait(60) { !child.isRunning })
+        _ = try? child.finish(timeout: .seconds(1))
         func read(_ name: String) -> String {
             ((try? String(contentsOfFile: "\(dir)/\(name)", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        print(read("sig"))
         #expect(read("before") == "echo")
         #expect(read("during") == "-echo", "the prompt did not turn echo off: \(read("err"))")
         let signalNumber = ["INT": SIGINT, "TERM": SIGTERM, "HUP": SIGHUP][signal]!

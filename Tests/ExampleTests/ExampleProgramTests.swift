@@ -97,18 +97,15 @@ struct BiometricSaveExampleTests {
 
     /// How many CheckAuthorization calls the mock polkit received for `action`, with the example's prompt.
     static func checks(of action: String) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gdbus")
-        process.arguments = [
-            "call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
-            "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.GetMethodCalls",
-            "CheckAuthorization",
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let result = try ChildProcess.run(
+            try Executables.which("gdbus"),
+            [
+                "call", "--system", "--dest", "org.freedesktop.PolicyKit1", "--object-path",
+                "/org/freedesktop/PolicyKit1/Authority", "--method", "org.freedesktop.DBus.Mock.GetMethodCalls",
+                "CheckAuthorization",
+            ])
+        try #require(result.status == 0, "gdbus: \(result.stderr)")
+        let output = result.stdout
         // Each call's arguments follow its action id; its details carry the prompt.
         return output.components(separatedBy: "'\(action)'").dropFirst()
             .filter { $0.prefix(while: { $0 != "]" }).contains("'polkit.message': 'Confirm it is you to pay with card 4242'") }

@@ -15,6 +15,10 @@ struct ProcessTests {
         let backend = try openBackend(db, .keyFile(key))
         let client = SecItemClient(backend: backend, accessGroups: groups)
         var acknowledged: [String] = []
+        // The kill instants are seeded (the child's own timing is not, so a replay
+        // reproduces the schedule, not every interleaving).
+        var random = SeededRandom()
+        let replay = random.replayHint
         for run in 0..<32 {
             let child = try Child(["writer", db, "r\(run)"], keyFile: key)
             // Kill at a random moment: odd runs from the start (during start-up and
@@ -23,33 +27,33 @@ struct ProcessTests {
             if run % 2 == 0 {
                 let deadline = Date().addingTimeInterval(20)
                 while child.lines.isEmpty && Date() < deadline { usleep(1_000) }
-                usleep(UInt32.random(in: 0...60_000))
+                usleep(UInt32.random(in: 0...60_000, using: &random))
             } else {
-                usleep(UInt32.random(in: 5_000...120_000))
+                usleep(UInt32.random(in: 5_000...120_000, using: &random))
             }
             child.kill()
             let lines = try child.finish()
-            #expect(child.process.terminationReason == .uncaughtSignal, "run \(run) exited on its own: \(lines.suffix(2))")
+            #expect(child.process.terminationReason == .uncaughtSignal, "run \(run) exited on its own: \(lines.suffix(2)); \(replay)")
             acknowledged += lines.map { "r\(run)-\($0)" }
         }
-        #expect(acknowledged.count >= 16)
+        #expect(acknowledged.count >= 16, "\(replay)")
         // This connection stayed open through every crash; a new one must agree.
         let fresh = SecItemClient(backend: try openBackend(db, .keyFile(key)), accessGroups: groups)
         for account in acknowledged {
             let prefix = account.split(separator: "-")[0]
             let i = account.split(separator: "-")[1]
-            #expect(try readData(client, account, service: "crash") == "value-\(prefix)-\(i)", "\(account)")
-            #expect(try readData(fresh, account, service: "crash") == "value-\(prefix)-\(i)", "\(account)")
+            #expect(try readData(client, account, service: "crash") == "value-\(prefix)-\(i)", "\(account); \(replay)")
+            #expect(try readData(fresh, account, service: "crash") == "value-\(prefix)-\(i)", "\(account); \(replay)")
         }
-        #expect(try backend.verify().isIntact)
-        #expect(RawDB(db).strings("PRAGMA integrity_check") == ["ok"])
+        #expect(try backend.verify().isIntact, "\(replay)")
+        #expect(RawDB(db).strings("PRAGMA integrity_check") == ["ok"], "\(replay)")
         // Nothing half-written: every stored item is whole (verify above), and at most
         // one unacknowledged add per run (the one in flight when the child died).
         let stored = try backend.fetch(
             matching: ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("crash")], accessGroups: ["test"]),
             limit: nil)
-        #expect(stored.count >= acknowledged.count)
-        #expect(stored.count <= acknowledged.count + 32)
+        #expect(stored.count >= acknowledged.count, "\(replay)")
+        #expect(stored.count <= acknowledged.count + 32, "\(replay)")
     }
 
     @Test("SIGKILL at random moments of a legacy-file migration: each run left all of its secrets or none, and the file unless all arrived")

@@ -6,9 +6,8 @@ import Glibc
 /// A private D-Bus session bus of the test's own, listening on a socket in
 /// `directory`: no service activation (nothing starts by itself), nothing shared
 /// with the suite's bus. The one dbus-daemon configuration of the tests.
-public final class PrivateDBus: @unchecked Sendable {
-    // @unchecked: the Process is only started in init and stopped once.
-    private let process = Process()
+public final class PrivateDBus: Sendable {
+    private let daemon: ChildProcess
     /// The bus address (`unix:path=…`).
     public let address: String
 
@@ -16,15 +15,12 @@ public final class PrivateDBus: @unchecked Sendable {
         let socket = directory.appendingPathComponent("bus").path
         let config = directory.appendingPathComponent("bus.conf")
         try Data(Self.configuration(socket: socket).utf8).write(to: config)
-        process.executableURL = URL(fileURLWithPath: try Executables.which("dbus-daemon"))
-        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nosyslog"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        daemon = try ChildProcess(
+            try Executables.which("dbus-daemon"), ["--config-file=\(config.path)", "--nofork", "--nosyslog"])
         let deadline = ContinuousClock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: socket) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            guard daemon.isRunning, ContinuousClock.now < deadline else {
+                daemon.signal()
                 throw TestSetupError("the private dbus-daemon did not create \(socket)")
             }
             usleep(5_000)
@@ -55,9 +51,8 @@ public final class PrivateDBus: @unchecked Sendable {
     /// Stops the daemon (SIGKILL: dbus-daemon does not always stop on SIGTERM, and a
     /// child spawned from a test thread may inherit a mask that blocks it).
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        guard daemon.isRunning else { return }
+        daemon.signal()
+        _ = try? daemon.finish()
     }
 }
