@@ -28,9 +28,10 @@ public enum SecItemSystem {
     }
 
     /// Sets the code layer of the process configuration: `settings` win over the
-    /// environment and the config file. The backend is chosen again on the next call.
+    /// environment and the config file, which are those the process read on first use
+    /// (read once per process). The backend is chosen again on the next call.
     public static func bootstrap(configuration settings: SecItemConfiguration.Settings) {
-        SecItemConfiguration.setProcessConfiguration(.resolve(code: settings))
+        SecItemConfiguration.setProcessCode(settings)
         state.withLock { $0 = nil }
     }
 

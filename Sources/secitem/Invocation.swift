@@ -18,7 +18,7 @@ struct Invocation: Sendable {
 
     /// Opens the keychain this invocation uses: `--backend`, else the process choice.
     func client() throws(CommandError) -> SecItemClient {
-        try Self.client(environment: effectiveEnvironment)
+        try Self.client(SecItemConfiguration.resolve(environment: effectiveEnvironment))
     }
 
     /// The command's own application identifier: where items added without -G go
@@ -30,24 +30,24 @@ struct Invocation: Sendable {
         try configuration.operatorAccessGroups(toolIdentifier: toolIdentifier)
     }
 
-    /// Opens a named backend (for migrate), or the process choice when `name` is nil.
+    /// Opens the backend `configuration` names, or its automatic choice. Commands that
+    /// open two (migrate) resolve the configuration once and pass
+    /// ``SecItemConfiguration/selecting(_:)`` of it for each.
     ///
     /// The passphrase taken from `SECITEM_PASSPHRASE` at start-up is dropped once the
     /// backend is open (the backend keeps only the key derived from it), unless
     /// `keepPassphrase` says another backend is still to be opened with it.
-    static func client(environment: [String: String], backend name: String? = nil, keepPassphrase: Bool = false)
-        throws(CommandError) -> SecItemClient
+    static func client(_ configuration: SecItemConfiguration, keepPassphrase: Bool = false) throws(CommandError)
+        -> SecItemClient
     {
-        var env = environment
-        if let name { env["SECITEM_BACKEND"] = name }
         defer { if !keepPassphrase { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) } }
         do {
-            let choice = try SecItemBackendChoice.resolve(environment: env)
+            let choice = try SecItemBackendChoice.resolve(configuration: configuration)
             return SecItemClient(
                 backend: choice.backend, accessGroups: try entitlements(choice.configuration),
                 accessAuthority: PolkitAccessAuthority.processDefault)
         } catch {
-            let which = env["SECITEM_BACKEND"].map { "the \($0) backend" } ?? "the keychain"
+            let which = configuration.backend.map { "the \($0) backend" } ?? "the keychain"
             throw CommandError(error, context: "cannot open \(which)")
         }
     }

@@ -193,14 +193,14 @@ enum TransferVerbs {
         }
         let foreign = SecretServiceBackend.foreignItemsAccessGroup
         guard group != foreign else { throw CommandError(.usage, "--to-group must be a SecItem group, not \(foreign)") }
-        for name in [args.value("from"), args.value("to")].compactMap({ $0 }) where name != "secret-service" {
+        for name in [args.value("from"), args.value("to")].compactMap({ $0 }) where BackendKind(name) != .secretService {
             throw CommandError(.usage, "--adopt-foreign works within the Secret Service, not '\(name)'")
         }
         let env = invocation.environment
         var selection = try selection(args, environment: env)
         selection.accessGroups = [foreign]
         selection.includeThisDeviceOnly = true
-        let store = try Invocation.client(environment: env, backend: "secret-service")
+        let store = try Invocation.client(SecItemConfiguration.resolve(environment: env).selecting(.secretService))
         let originals: [StoredItem]
         do throws(SecItemError) {
             originals = try KeychainTransfer.items(in: store.backend, selection).items
@@ -247,8 +247,8 @@ enum TransferVerbs {
             (the other tool no longer finds them).
             """,
         options: [
-            OptionSpec("from", long: "from", valueName: "backend", help: "The source: file, secret-service or memory."),
-            OptionSpec("to", long: "to", valueName: "backend", help: "The target: file, secret-service or memory."),
+            OptionSpec("from", long: "from", valueName: "backend", help: "The source: \(SecItemBackendChoice.names.joined(separator: ", "))."),
+            OptionSpec("to", long: "to", valueName: "backend", help: "The target: \(SecItemBackendChoice.names.joined(separator: ", "))."),
             OptionSpec("move", long: "move", .flag, help: "Delete the items from the source once all are verified in the target."),
             OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted migration: skip items already in the target with the same identity and contents."),
             skipDamagedOption,
@@ -264,7 +264,7 @@ enum TransferVerbs {
             throw CommandError(.usage, "--from and --to are required")
         }
         guard from != to else { throw CommandError(.usage, "--from and --to name the same backend") }
-        if args.has("move") && to == "memory" {
+        if args.has("move") && BackendKind(to) == .memory {
             throw CommandError(
                 .usage,
                 "--move to the memory backend would lose the items: it lives only as long as this process; nothing done")
@@ -272,8 +272,13 @@ enum TransferVerbs {
         let env = invocation.environment
         var selection = try selection(args, environment: env)
         selection.includeThisDeviceOnly = true
-        let source = try Invocation.client(environment: env, backend: from, keepPassphrase: true)
-        let target = try Invocation.client(environment: env, backend: to)
+        // One resolution for both backends; it (and the passphrase in it) goes once both are open.
+        let source: SecItemClient, target: SecItemClient
+        do {
+            let configuration = SecItemConfiguration.resolve(environment: env)
+            source = try Invocation.client(configuration.selecting(BackendKind(from)), keepPassphrase: true)
+            target = try Invocation.client(configuration.selecting(BackendKind(to)))
+        }
         try checkDamaged(source.backend, args, verb: "migrate")
         let items: [StoredItem]
         do throws(SecItemError) {

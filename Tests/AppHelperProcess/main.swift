@@ -8,6 +8,7 @@
 //   SecItemAppHelper wipe            the iOS sign-out idiom: SecItemDelete([kSecClass: c]) per class
 //   SecItemAppHelper dump            every visible item, canonical text (attributes, data, ref in hex)
 //   SecItemAppHelper read SVC ACCT   the data of a generic password, hex (exit 44 when not found)
+//   SecItemAppHelper bootstrap ID    the documented start-up (bootstrap(applicationIdentifier:)), then whoami
 import Foundation
 import SecItem
 
@@ -33,8 +34,9 @@ func fail(_ message: String, _ code: Int32 = 1) -> Never {
 }
 
 switch args.first {
-case "whoami":
+case "bootstrap" where args.count == 2, "whoami":
     do {
+        if args.first == "bootstrap" { try SecItemSystem.bootstrap(applicationIdentifier: args[1]) }
         let id = try SecItemSystem.applicationIdentifier()
         let groups = try SecItemSystem.defaultClient().accessGroups.groups
         print("\(id.value)\n\(id.source.rawValue)\n\(groups.joined(separator: ","))")

@@ -82,6 +82,18 @@ struct ResolvedConfigurationTests {
     }
 
     /// A backend that is not built in, registered by name.
+    @Test("selecting(_:) sets the backend in the code layer and keeps every other setting, reading nothing again")
+    func selecting() {
+        let base = SecItemConfiguration.resolve(environment: [
+            "SECITEM_CONFIG": "none", "HOME": "/h", "SECITEM_BACKEND": "file", "SECITEM_FILE": "/tmp/x.db",
+            "SECITEM_PASSPHRASE": "pw", "SECITEM_ACCESS_GROUPS": "a,b",
+        ])
+        let chosen = base.selecting(.memory)
+        #expect(chosen.backend == .memory && chosen.backendOrigin == .code)
+        #expect(chosen.file == "/tmp/x.db" && chosen.passphrase != nil && chosen.accessGroups.groups == ["a", "b"])
+        #expect(base.backend == .file && base.backendOrigin == .environment("SECITEM_BACKEND"), "the original is unchanged")
+    }
+
     @Test("bootstrap refuses an unusable application identifier (errSecParam)")
     func bootstrapRefusesBadIdentifier() {
         #expect(throws: SecItemError.param) { try SecItemSystem.bootstrap(applicationIdentifier: "a,b") }

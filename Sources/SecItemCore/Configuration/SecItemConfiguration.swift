@@ -153,7 +153,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     // MARK: The layers
 
     /// What code said.
-    public let code: Settings
+    public private(set) var code: Settings
     /// What the environment said.
     public let environmentSettings: Settings
     /// The config file (path, whether present, its settings).
@@ -165,7 +165,9 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     public let environment: [String: String]
     /// Why the configuration cannot open a persistent backend (an unreadable config
     /// file or passphrase file), or `nil`. The memory backend does not care.
-    public let problem: SecItemError?
+    public private(set) var problem: SecItemError?
+    /// Whether ``problem`` came from reading the config file (no passphrase file is read then).
+    private let configFileFailed: Bool
 
     // MARK: The resolved settings
 
@@ -182,7 +184,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     /// The key source named, when one is.
     public var keySource: String? { setting(\.keySource)?.value }
     /// The passphrase: given in code or `SECITEM_PASSPHRASE`, else read from ``passphraseFile``.
-    public let passphrase: Passphrase?
+    public private(set) var passphrase: Passphrase?
     /// The Secret Service collection, when given.
     public var collection: String? { setting(\.collection)?.value }
     /// The entitled access groups: those listed (code, `SECITEM_ACCESS_GROUPS`,
@@ -316,20 +318,46 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         self.configFile = configFile
         self.fileSettings = Settings(configFile: configFile)
         self.environment = environment.filter { !Variable.secrets.contains($0.key) }
-        var problem = problem
-        var passphrase = code.passphrase ?? environmentSettings.passphrase
-        if passphrase == nil, problem == nil {
-            let path = code.passphraseFile ?? environmentSettings.passphraseFile ?? fileSettings.passphraseFile
-            if let path {
-                do throws(SecItemError) {
-                    passphrase = try PrivateFile.readPassphrase(path)
-                } catch {
-                    problem = error
-                }
-            }
-        }
-        self.passphrase = passphrase
+        self.configFileFailed = problem != nil
+        self.passphrase = nil
         self.problem = problem
+        resolvePassphrase()
+    }
+
+    /// Takes the passphrase from code or the environment, else reads the passphrase
+    /// file the layers name (unless the config file could not be read).
+    private mutating func resolvePassphrase() {
+        passphrase = code.passphrase ?? environmentSettings.passphrase
+        guard !configFileFailed else { return }  // the problem stays the config file's
+        problem = nil
+        guard passphrase == nil,
+            let path = code.passphraseFile ?? environmentSettings.passphraseFile ?? fileSettings.passphraseFile
+        else { return }
+        do throws(SecItemError) {
+            passphrase = try PrivateFile.readPassphrase(path)
+        } catch {
+            problem = error
+        }
+    }
+
+    /// This configuration with `code` as its code layer and the environment and config
+    /// file as they were read: what `SecItemSystem.bootstrap(configuration:)` makes of
+    /// the process configuration, so that a program's start-up reads the config file
+    /// once (a passphrase file it names is read again).
+    public func replacingCode(_ code: Settings) -> SecItemConfiguration {
+        var copy = self
+        copy.code = code
+        copy.resolvePassphrase()
+        return copy
+    }
+
+    /// This configuration with `backend` set in the code layer (what a command's
+    /// `--backend NAME` or `migrate --from/--to` means), reading nothing again: a
+    /// program that opens two backends resolves, and reads the config file, once.
+    public func selecting(_ backend: BackendKind) -> SecItemConfiguration {
+        var copy = self
+        copy.code.backend = backend
+        return copy
     }
 
     /// Throws ``problem`` when there is one: what a persistent backend's provider
@@ -354,17 +382,25 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     /// The process's configuration: resolved from the process environment on first
     /// use, or the one given to ``setProcessConfiguration(_:)``.
     public static var process: SecItemConfiguration {
-        if let current = processState.withLock({ $0 }) { return current }
-        let resolved = resolve()
-        return processState.withLock { state in
+        // Resolved under the lock, so that threads racing to the first use read the
+        // config file once between them (resolving touches no other lock).
+        processState.withLock { state in
             if let state { return state }
+            let resolved = resolve()
             state = resolved
             return resolved
         }
     }
 
-    /// Replaces the process configuration (what `SecItemSystem.bootstrap(configuration:)` calls).
+    /// Replaces the process configuration.
     public static func setProcessConfiguration(_ configuration: SecItemConfiguration) {
         processState.withLock { $0 = configuration }
+    }
+
+    /// Replaces the code layer of the process configuration, keeping the environment
+    /// and config file it read (resolving them now if nothing has yet): what
+    /// `SecItemSystem.bootstrap(configuration:)` calls.
+    public static func setProcessCode(_ code: Settings) {
+        processState.withLock { state in state = (state ?? resolve()).replacingCode(code) }
     }
 }
