@@ -168,8 +168,8 @@ let package = Package(
 
         // MARK: Tests
         // What every test target shares: one child-process runner, one private D-Bus
-        // daemon, one query builder. Core and Foundation only.
-        .target(name: "SecItemTestSupport", dependencies: ["SecItemCore"], path: "Tests/SecItemTestSupport"),
+        // daemon, one query builder (the kit's). The core and the kit (itself the core only).
+        .target(name: "SecItemTestSupport", dependencies: ["SecItemCore", "SecItemConformance"], path: "Tests/SecItemTestSupport"),
         // The core's own tests link the core and the memory backend only (no libsecret,
         // no OpenSSL): `swift build --target SecItemCoreTests` builds without them.
         .testTarget(

@@ -153,6 +153,14 @@ public struct ConformanceContext: Sendable {
 
     /// A generic password query for service/account.
     package func genp(_ service: String, _ account: String, _ extra: [String: Any] = [:]) -> [String: Any] {
+        Self.genericPasswordQuery(service, account, extra)
+    }
+
+    /// A generic password's dictionary: `kSecClass`, service, account, then `extra`.
+    /// The one query builder of the package's tests (`SecItemTestSupport.Query` forwards here).
+    package static func genericPasswordQuery(_ service: String, _ account: String, _ extra: [String: Any] = [:])
+        -> [String: Any]
+    {
         var q: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
             kSecAttrAccount as String: account,
