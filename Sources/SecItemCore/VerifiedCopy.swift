@@ -3,7 +3,7 @@ import Foundation
 /// Copy → verify → roll back, once for every caller: `KeychainTransfer.copy`
 /// (`secitem import` and `migrate`, SecItemTools) and `Keychain`'s migrations
 /// (`migrateItems`, `migrate(from:)`, `migrateLegacyFile`, SecItemKeychain) add
-/// their items through ``copy(_:into:resume:progress:)``.
+/// their items through ``copy(_:into:resume:progress:naming:)``.
 package enum VerifiedCopy {
     /// Whether two items are the same item with the same contents (dates to the millisecond).
     package static func same(_ a: StoredItem, _ b: StoredItem) -> Bool {

@@ -94,7 +94,7 @@ public enum KeychainTransfer {
     }
 
     /// Adds `items` to `target` as they are, then reads each back and compares; on
-    /// any failure removes what it added (``VerifiedCopy/copy(_:into:resume:progress:)``,
+    /// any failure removes what it added (`VerifiedCopy.copy` in SecItemCore,
     /// the one copy → verify → roll back that `Keychain` migrations use too).
     ///
     /// A backend-level copy (for migrating between stores): no entitlement checks.
