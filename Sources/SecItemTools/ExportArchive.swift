@@ -193,21 +193,51 @@ public enum ExportArchive {
     }
 
     static func readEncrypted(_ path: String, passphrase: Passphrase) throws(SecItemError) -> [StoredItem] {
-        // Work on a private copy: opening a keychain file may write beside it.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secitem-import-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let copy = directory.appendingPathComponent("export.db").path
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            try FileManager.default.copyItem(atPath: path, toPath: copy)
-        } catch {
-            throw SecItemError(errSecIO, "cannot copy \(path) to read it: \(error.localizedDescription)")
+        // Work on a private copy: opening a keychain file may write beside it. The copy
+        // is 0600 from its first byte in a mkdtemp (0700) directory, whatever the
+        // archive's own mode and the umask (SQLite gives its -wal/-shm the same mode).
+        let base = FileManager.default.temporaryDirectory.path
+        var template = Array((base + "/secitem-import-XXXXXX").utf8CString)
+        guard let directory = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) })
+        else {
+            throw SecItemError(errSecIO, "cannot create a private directory in \(base): \(String(cString: strerror(errno)))")
         }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let copy = directory + "/export.db"
+        try copyPrivately(path, to: copy)
         do throws(SecItemError) {
             return try readEncryptedCopy(copy, original: path, passphrase: passphrase)
         } catch where error.status == errSecInvalidKeychain || error.status == errSecIO {
             // Name the user's file, not the private copy, and call it what it is.
             throw SecItemError(errSecDecode, "\(path) is damaged or truncated; nothing imported")
+        }
+    }
+
+    /// Copies `path` to a new file `copy` created 0600 with `O_EXCL | O_NOFOLLOW`.
+    static func copyPrivately(_ path: String, to copy: String) throws(SecItemError) {
+        let source = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard source >= 0 else { throw SecItemError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(source) }
+        var info = stat()
+        guard fstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw SecItemError(errSecDecode, "\(path) is not a regular file")
+        }
+        let target = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard target >= 0 else { throw SecItemError(errSecIO, "cannot create \(copy): \(String(cString: strerror(errno)))") }
+        defer { close(target) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Foundation.read(source, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw SecItemError(errSecIO, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 { return }
+            var offset = 0
+            while offset < n {
+                let w = buffer.withUnsafeBytes { Foundation.write(target, $0.baseAddress! + offset, n - offset) }
+                if w < 0 && errno == EINTR { continue }
+                guard w > 0 else { throw SecItemError(errSecIO, "cannot copy \(path): \(String(cString: strerror(errno)))") }
+                offset += w
+            }
         }
     }
 
