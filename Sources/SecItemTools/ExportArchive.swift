@@ -170,7 +170,8 @@ public enum ExportArchive {
         if try isEncrypted(path) {
             return try readEncrypted(path, passphrase: try passphrase())
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw SecItemError(errSecIO, "cannot read \(path)") }
+        guard var data = FileManager.default.contents(atPath: path) else { throw SecItemError(errSecIO, "cannot read \(path)") }
+        defer { wipeData(&data) }
         let document: PlainDocument
         do {
             document = try JSONDecoder().decode(PlainDocument.self, from: data)

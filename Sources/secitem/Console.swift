@@ -13,18 +13,28 @@ enum Console {
         writeBytes(Array(text.utf8), to: STDOUT_FILENO)
     }
 
+    /// Writes `data`'s bytes to standard output from where they are (no copy is made).
     static func writeData(_ data: Data) {
-        writeBytes(Array(data), to: STDOUT_FILENO)
+        data.withUnsafeBytes { writeRaw($0, to: STDOUT_FILENO) }
     }
 
     static func error(_ text: String) {
         writeBytes(Array(text.utf8), to: STDERR_FILENO)
     }
 
+    /// Writes `bytes` to standard output from where they are.
+    static func writeBytes(_ bytes: [UInt8]) {
+        writeBytes(bytes, to: STDOUT_FILENO)
+    }
+
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
+        bytes.withUnsafeBytes { writeRaw($0, to: fd) }
+    }
+
+    private static func writeRaw(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 return

@@ -220,19 +220,25 @@ enum PasswordVerbs {
             let wantsSecret = args.has("showPassword") || args.has("onlyPassword") || args.has("hexPassword")
             if wantsSecret { query[kSecReturnData as String] = true }
             let client = try invocation.client()
-            let found: [String: Any]
+            var found: [String: Any]
             do throws(SecItemError) {
                 found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
             } catch {
                 throw CommandError(error, context: "cannot find the \(noun)")
             }
-            let data = found[kSecValueData as String] as? Data ?? Data()
+            // Taken out of the result so this is its only copy, written from where it
+            // is, and zeroed when done (best effort: docs/cli.md, "The process").
+            var data = found.removeValue(forKey: kSecValueData as String) as? Data ?? Data()
+            defer { wipeData(&data) }
             if args.has("onlyPassword") {
-                Console.writeData(args.has("raw") ? data : data + Data("\n".utf8))
+                Console.writeData(data)
+                if !args.has("raw") { Console.write("\n") }
                 return
             }
             if args.has("hexPassword") {
-                Console.write(Hex.encode(data) + "\n")
+                var digits = Hex.encodeBytes(data) + [0x0A]
+                defer { digits.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+                Console.writeBytes(digits)
                 return
             }
             Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.name))
@@ -319,14 +325,19 @@ enum ItemFormat {
 enum Hex {
     /// Lowercase hex digits, two per byte.
     static func encode(_ data: Data) -> String {
+        String(decoding: encodeBytes(data), as: UTF8.self)
+    }
+
+    /// Lowercase hex digits, two per byte, as bytes (the caller can zero them).
+    static func encodeBytes(_ data: Data) -> [UInt8] {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
-        out.reserveCapacity(data.count * 2)
+        out.reserveCapacity(data.count * 2 + 1)
         for byte in data {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0F)])
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     /// The bytes an even number of hex digits spell (either case); `nil` otherwise.

@@ -96,12 +96,14 @@ enum TransferVerbs {
         let selection = try selection(args, environment: env)
         let client = try invocation.client()
         try checkDamaged(client.backend, args, verb: "export")
-        let found: (items: [StoredItem], leftOut: Int)
+        var found: (items: [StoredItem], leftOut: Int)
         do throws(SecItemError) {
             found = try KeychainTransfer.items(in: client.backend, selection, authority: client.accessAuthority, skippingDamaged: args.has("skipDamaged"))
         } catch {
             throw CommandError(error, context: "cannot read the items to export")
         }
+        // Decrypted for the archive: zeroed once written (best effort, docs/cli.md "The process").
+        defer { found.items.wipeData() }
         let secret = args.has("plaintext") ? nil : try passphrase(confirm: true)
         if let secret {
             do throws(SecItemError) {
@@ -157,7 +159,8 @@ enum TransferVerbs {
         } catch {
             throw CommandError(error, context: "cannot read \(input)")
         }
-        let items: [StoredItem]
+        var items: [StoredItem] = []
+        defer { items.wipeData() }
         do throws(SecItemError) {
             items = try ExportArchive.read(from: input) { () throws(SecItemError) in
                 do throws(CommandError) {
@@ -280,7 +283,8 @@ enum TransferVerbs {
             target = try Invocation.client(configuration.selecting(BackendKind(to)))
         }
         try checkDamaged(source.backend, args, verb: "migrate")
-        let items: [StoredItem]
+        var items: [StoredItem] = []
+        defer { items.wipeData() }
         do throws(SecItemError) {
             items = try KeychainTransfer.items(in: source.backend, selection, authority: source.accessAuthority, skippingDamaged: args.has("skipDamaged")).items
         } catch {

@@ -131,5 +131,42 @@ struct SecretLifetimeTests {
         #expect((held ?? 0) >= 1, "the scan did not find the passphrase even while it was held: \(lines)")
         #expect(released == 0, "the passphrase is still in the process's memory after release: \(lines)")
         #expect(lines.contains("still-open"))
+        #expect(lines.contains("child-env clean"), "a child process inherited SECITEM_PASSPHRASE: \(lines)")
+    }
+
+    @Test("rotating the data key and verifying decrypt every item: none of their data is left in the process's memory")
+    func memoryScanAfterRotation() throws {
+        let dir = TempDir()
+        let db = dir.file("rotate.db")
+        let key = try makeKeyFile(dir.file("key"))
+        // Written by this process; the helper only ever sees the items by decrypting them.
+        var markers: [Data] = []
+        do {
+            let backend = try openBackend(db, .keyFile(key))
+            let client = SecItemClient(backend: backend, accessGroups: groups)
+            for i in 0..<40 {
+                // Short (inline in Data) and long (on the heap) secrets.
+                let marker = Data((0..<(i % 2 == 0 ? 13 : 48)).map { _ in UInt8.random(in: 0...255) })
+                markers.append(marker)
+                try client.addItem(Query.genericPassword("scan", "scan-\(i)", [kSecValueData as String: marker]))
+            }
+            backend.close()
+        }
+        let masked = markers.map { $0.map { String(format: "%02x", $0 ^ 0xA5) }.joined() }.joined(separator: ",")
+        var env = ProcessInfo.processInfo.environment
+        env["SECITEM_KEY_FILE"] = key
+        env["SECITEM_SCAN_MASKED_LIST"] = masked
+        env["SECITEM_SCAN_DEBUG"] = "1"
+        let output = try ChildProcess.run(try helperPath(), ["rotate-scan", db], environment: env, timeout: .seconds(120))
+        try #require(output.status == 0, "helper failed: \(output.stderr)")
+        let lines = output.stdout.split(separator: "\n").map(String.init)
+        func count(_ prefix: String) -> Int? {
+            lines.first { $0.hasPrefix(prefix + " ") }.flatMap { Int($0.dropFirst(prefix.count + 1)) }
+        }
+        #expect(count("before") == 0, "\(lines)")
+        // The control: the item it holds is found, so the scan would see the others.
+        #expect((count("held") ?? 0) >= 1, "the scan does not see data the process holds: \(lines)")
+        #expect(count("rotated") == 0, "decrypted data left in memory by the rotation: \(lines)")
+        #expect(count("verified") == 0, "decrypted data left in memory by verify: \(lines)")
     }
 }

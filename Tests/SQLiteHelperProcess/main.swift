@@ -12,7 +12,11 @@
 //   SecItemSQLiteHelper passphrase-scan <db>            (SECITEM_FILE=<db>, SECITEM_PASSPHRASE, SECITEM_SCAN_MASKED)
 //       takes the passphrase from the environment as the secitem command does, opens the
 //       keychain with it, adds and reads an item, and scans its own memory for the
-//       passphrase: "held <n>" while the command would still hold it, "released <n>" after
+//       passphrase: "held <n>" while the command would still hold it, "released <n>" after;
+//       then "child-env clean" when a child process it starts does not inherit the variable
+//   SecItemSQLiteHelper rotate-scan <db>                (SECITEM_SCAN_MASKED_LIST: item data, masked, comma-separated)
+//       "before <n>", reads item scan-0 and holds it: "held <n>" (the scan's control), rotates the data key:
+//       "rotated <n>", verifies: "verified <n>" (n: how many of the other items' data are in memory)
 //   SecItemSQLiteHelper migrate-legacy <db> <file>      prints "migrating", migrates the legacy file (removing it), prints "migrated"
 import Foundation
 import SecItemCore
@@ -50,6 +54,8 @@ func status(_ body: () throws(SecItemError) -> Void) -> OSStatus {
 }
 
 switch args[1] {
+case "rotate-scan":
+    rotateScan()
 case "upgrade-stall":
     do {
         try backend.upgrade(failingAfter: nil) {
@@ -262,4 +268,61 @@ func passphraseScan(db: String) {
     }
     emit("still-open")
     withExtendedLifetime(backend) {}
+    // A child process does not inherit the taken variable.
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    let pipe = Pipe()
+    child.standardOutput = pipe
+    do { try child.run() } catch { fail("cannot run env: \(error)") }
+    let listed = pipe.fileHandleForReading.readDataToEndOfFile()
+    child.waitUntilExit()
+    let inherited = listed.range(of: Data((SecItemConfiguration.Variable.passphrase + "=").utf8)) != nil
+    emit(inherited ? "child-env inherited" : "child-env clean")
+}
+
+// MARK: rotate-scan
+
+func maskedList() -> [[UInt8]] {
+    guard let list = ProcessInfo.processInfo.environment["SECITEM_SCAN_MASKED_LIST"] else { fail("SECITEM_SCAN_MASKED_LIST not set") }
+    return list.split(separator: ",").map { hex in
+        var bytes = [UInt8]()
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { fail("not hex") }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+}
+
+func rotateScan() {
+    let markers = maskedList()
+    guard markers.count >= 2 else { fail("need at least two markers") }
+    func others() -> Int { markers.dropFirst().reduce(0) { $0 + occurrences(ofMasked: $1) } }
+    emit("before \(others())")
+    let held: Any?
+    do {
+        held = try client.copyMatchingItems(query("scan", "scan-0").merging([kSecReturnData as String: true]) { $1 })
+    } catch {
+        fail("read: \(error)")
+    }
+    emit("held \(occurrences(ofMasked: markers[0]))")
+    do {
+        try backend.rotateDataKey()
+    } catch {
+        fail("rotate: \(error)")
+    }
+    emit("rotated \(others())")
+    if ProcessInfo.processInfo.environment["SECITEM_SCAN_DEBUG"] != nil {
+        emit("detail " + markers.enumerated().map { "\($0.offset):\(occurrences(ofMasked: $0.element))" }.joined(separator: " "))
+    }
+    do {
+        guard try backend.verify().isIntact else { fail("verify found problems") }
+    } catch {
+        fail("verify: \(error)")
+    }
+    emit("verified \(others())")
+    withExtendedLifetime(held) {}
 }

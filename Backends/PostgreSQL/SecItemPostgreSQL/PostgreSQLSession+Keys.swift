@@ -102,7 +102,9 @@ extension PostgreSQLSession {
     /// - Throws: `errSecDecode` when a row is damaged: rotation would lose it.
     func rotate(newKEK: KeyEncryptionKey?) throws(SecItemError) {
         var header = try bumpEpoch()
-        let scan = try scanAll(maxVersion: commitment.generation)
+        var scan = try scanAll(maxVersion: commitment.generation)
+        // Every item was decrypted: zero their data once the rotation is done or failed.
+        defer { for i in scan.items.indices { scan.items[i].item.wipeData() } }
         guard scan.damaged == 0 else {
             throw SecItemError(errSecDecode, "cannot rotate the data key: \(scan.damaged) damaged rows would be lost")
         }

@@ -167,9 +167,16 @@ extension SQLiteConnection {
     func scanAll() throws(SecItemError)
         -> (items: [Match], damaged: [SQLiteBackend.DamagedRow], elements: [(seq: Int64, element: RowSetCommitment.Element)])
     {
+        // Room for every row at once: a growing array would leave copies of short
+        // (inline) item data behind in the buffers it outgrew, beyond any wiping.
+        let rows = try db.statement("SELECT count(*) FROM \(table)")
+        _ = try rows.step(during: "counting the items")
+        let count = Int(rows.int64(0))
+        rows.reset()
         let stmt = try db.statement("SELECT \(selectColumns) FROM \(table) ORDER BY seq")
         defer { stmt.reset() }
         var items: [Match] = []
+        items.reserveCapacity(count)
         var damaged: [SQLiteBackend.DamagedRow] = []
         var elements: [(seq: Int64, element: RowSetCommitment.Element)] = []
         while try stmt.step(during: "reading every item") {
@@ -209,7 +216,8 @@ extension SQLiteConnection {
             throw SecItemError(
                 errSecInvalidKeychain, "the keychain file is damaged: \(problems.prefix(3).joined(separator: "; "))")
         }
-        let scan = try scanAll()
+        var scan = try scanAll()
+        defer { for i in scan.items.indices { scan.items[i].item.wipeData() } }
         var report = SQLiteBackend.VerificationReport(format: Int(format), damaged: scan.damaged)
         guard format >= 2 else { return report }
         report.commitment = try commitmentValue()

@@ -255,7 +255,9 @@ final class SQLiteConnection {
     /// commitment, and wraps the new key under `newKEK` (or the current one).
     /// A format-1 file is upgraded by the same path: rows move to the format-2 table.
     func rewriteEverything(newKEK: KeyEncryptionKey?, failingAfter: Int?, stall: (() -> Void)? = nil) throws(SecItemError) {
-        let scan = try scanAll()
+        var scan = try scanAll()
+        // Every item was decrypted: zero their data once the rewrite is done or failed.
+        defer { for i in scan.items.indices { scan.items[i].item.wipeData() } }
         guard scan.damaged.isEmpty else {
             throw SecItemError(
                 errSecDecode,
@@ -301,8 +303,12 @@ final class SQLiteConnection {
         forgetStatements()
         commitment = fresh
         try KeychainSchema.check(db, format: header.format)
-        let check = try scanAll()
-        guard check.damaged.isEmpty, check.items.map(\.item) == scan.items.map(\.item) else {
+        var check = try scanAll()
+        defer { for i in check.items.indices { check.items[i].item.wipeData() } }
+        // Compared in place (mapped copies would leave short item data behind unwiped).
+        var same = check.items.count == scan.items.count
+        for i in check.items.indices where same { same = check.items[i].item == scan.items[i].item }
+        guard check.damaged.isEmpty, same else {
             throw SecItemError(errSecIO, "the re-encrypted rows did not read back; nothing was changed")
         }
         commitment.generation = version - 1  // writeSteps stamps `version` when it writes the state row
