@@ -78,7 +78,10 @@ final class ModeWatcher: @unchecked Sendable {
         }
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
-            while !state.withLock({ $0.stop }) {
+            // Until stopped, then once more: what the command did last is judged too.
+            var last = false
+            while !last {
+                last = state.withLock({ $0.stop })
                 let fd = self.fd
                 var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 _ = poll(&pfd, 1, 1)
