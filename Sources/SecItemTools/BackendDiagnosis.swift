@@ -29,18 +29,25 @@ public struct BackendDiagnosis: Sendable {
     /// The environment variables in effect (secrets shown as `(set)`).
     public var environment: [String]
 
-    static let shownVariables = [
-        "SECITEM_BACKEND", "SECITEM_FILE", "SECITEM_KEY_FILE", "SECITEM_KEY_SOURCE", "SECITEM_PASSPHRASE",
-        "SECITEM_PASSPHRASE_FILE", "SECITEM_COLLECTION", "SECITEM_ACCESS_GROUPS", "SECITEM_CONFIG",
-        "SECITEM_PROBE_TIMEOUT", "SECITEM_EXPORT_PASSPHRASE", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR",
-        "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CREDENTIALS_DIRECTORY", "SECITEM_POSTGRESQL_URL",
-        "SECITEM_POSTGRESQL_SCHEMA", "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "PGHOST", "PGHOSTADDR", "PGPORT",
-        "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
-        "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS",
+    /// The shared variables `diagnose` lists when set; each backend's own come from its
+    /// provider (``SecItemBackendProvider/environmentVariables``).
+    static let sharedVariables = [
+        SecItemConfiguration.Variable.backend, SecItemConfiguration.Variable.config,
+        SecItemConfiguration.Variable.accessGroups, SecItemConfiguration.Variable.applicationIdentifier,
+        SecItemConfiguration.Variable.probeTimeout, "SECITEM_EXPORT_PASSPHRASE", "XDG_CONFIG_HOME",
     ]
-    /// Shown as `(set)`: a connection string may hold a password (the postgresql
-    /// lines show it with the password redacted).
-    static let maybeSecretVariables: Set<String> = ["SECITEM_POSTGRESQL_URL", "PGPASSWORD"]
+
+    /// The variables listed, in order (shared, then each registered provider's, once each),
+    /// and those shown as `(set)`.
+    static func shownVariables() -> (names: [String], secret: Set<String>) {
+        var names = sharedVariables
+        var secret = SecItemConfiguration.Variable.secrets
+        for provider in SecItemBackendRegistry.providers {
+            for name in provider.environmentVariables where !names.contains(name) { names.append(name) }
+            secret.formUnion(provider.secretEnvironmentVariables)
+        }
+        return (names, secret)
+    }
 
     /// Examines `environment` (and the config file it names) as the automatic choice would.
     public static func run(environment: [String: String]) -> BackendDiagnosis {
@@ -51,12 +58,12 @@ public struct BackendDiagnosis: Sendable {
     public static func run(configuration: SecItemConfiguration, environment: [String: String]) -> BackendDiagnosis {
         var diagnosis = BackendDiagnosis(
             chosen: nil, reason: "", chosenUsable: false, findings: [], configuration: [], environment: [])
-        for name in shownVariables {
+        let shown = shownVariables()
+        for name in shown.names {
             // Secrets the command took out of its environment (SecretEnvironment) are still "set".
             let taken = SecretEnvironment.value(name).map { $0.isEmpty ? "" : "(set)" }
             guard let value = environment[name] ?? taken, !value.isEmpty else { continue }
-            let secret = SecItemConfiguration.Variable.secrets.contains(name) || maybeSecretVariables.contains(name)
-            diagnosis.environment.append("\(name)=\(secret ? "(set)" : value)")
+            diagnosis.environment.append("\(name)=\(shown.secret.contains(name) ? "(set)" : value)")
         }
 
         let file = configuration.configFile

@@ -9,6 +9,11 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .file }
     public var automaticRank: Int? { 100 }
     public var displayName: String { "the encrypted file" }
+    public var environmentVariables: [String] {
+        [SecItemConfiguration.Variable.file, SecItemConfiguration.Variable.keyFile, SecItemConfiguration.Variable.keySource, SecItemConfiguration.Variable.passphrase, SecItemConfiguration.Variable.passphraseFile, "XDG_DATA_HOME",
+         "CREDENTIALS_DIRECTORY"]
+    }
+    public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.passphrase] }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()

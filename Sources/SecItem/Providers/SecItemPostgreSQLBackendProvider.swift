@@ -11,6 +11,13 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .postgresql }
     public var automaticRank: Int? { nil }
     public var displayName: String { "the shared PostgreSQL keychain" }
+    public var environmentVariables: [String] {
+        [SecItemConfiguration.Variable.postgresqlURL, SecItemConfiguration.Variable.postgresqlSchema, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "PGHOST", "PGHOSTADDR",
+         "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
+         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"]
+    }
+    /// The URL may hold a password (diagnose's postgresql lines show it redacted).
+    public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.postgresqlURL, "PGPASSWORD"] }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()

@@ -120,6 +120,7 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .secretService }
     public var automaticRank: Int? { 10 }
     public var displayName: String { "the Secret Service" }
+    public var environmentVariables: [String] { [SecItemConfiguration.Variable.collection, "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()

@@ -29,10 +29,19 @@ public protocol SecItemBackendProvider: Sendable {
     func probe(_ configuration: SecItemConfiguration) -> BackendAvailability
     /// What `secitem diagnose` reports: ``probe(_:)`` with every fact worth a line.
     func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability
+    /// The environment variables this backend reads beyond the shared ones
+    /// (`SECITEM_BACKEND`, `SECITEM_CONFIG`, …), in the order `secitem diagnose` lists
+    /// them when set. Default: none.
+    var environmentVariables: [String] { get }
+    /// Those of ``environmentVariables`` whose value is or may hold a secret:
+    /// `secitem diagnose` shows them as `(set)`, never their value. Default: none.
+    var secretEnvironmentVariables: Set<String> { get }
 }
 
 extension SecItemBackendProvider {
     public var displayName: String { "the \(kind) backend" }
+    public var environmentVariables: [String] { [] }
+    public var secretEnvironmentVariables: Set<String> { [] }
     public func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability { probe(configuration) }
 }
 
