@@ -13,11 +13,12 @@ struct OperatorSafetyTests {
     static let exportPass: [String: String?] = ["SECITEM_EXPORT_PASSPHRASE": "a-long-export-passphrase"]
 
     /// A plaintext export document with `count` generic passwords (written directly: fast).
-    static func plaintextExport(count: Int, seed: UInt64) -> Data {
+    /// Item `i`'s data is `secret(i)`, by default `secret-<seed>-<i>`.
+    static func plaintextExport(count: Int, seed: UInt64, secret: ((Int) -> Data)? = nil) -> Data {
         var items: [String] = []
         for i in 0..<count {
             let id = String(format: "6F3B2C1A-0000-4000-8000-%012llX", UInt64(i) &+ seed % 1_000_000)
-            let secret = Data("secret-\(seed)-\(i)".utf8).base64EncodedString()
+            let secret = (secret?(i) ?? Data("secret-\(seed)-\(i)".utf8)).base64EncodedString()
             items.append("""
                 {"class":"genp","id":"\(id)","data":"\(secret)","attributes":{"acct":{"string":"acct-\(i)"},\
                 "svce":{"string":"bulk"},"agrp":{"string":"default"},"sync":{"number":0},"pdmn":{"string":"ak"},\

@@ -149,21 +149,12 @@ struct TemporaryFileModeTests {
         return (result, seen, violations)
     }
 
-    /// A plaintext export of `count` items of `dataSize` bytes each (seeded).
+    /// A plaintext export of `count` items of `dataSize` random bytes each (seeded).
     static func plaintextExport(count: Int, dataSize: Int, seed: UInt64) -> Data {
         var rng = SeededRandom(seed: seed)
-        var items: [String] = []
-        for i in 0..<count {
-            let id = String(format: "6F3B2C1A-0000-4000-8000-%012llX", UInt64(i))
-            let secret = Data((0..<dataSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).base64EncodedString()
-            items.append("""
-                {"class":"genp","id":"\(id)","data":"\(secret)","attributes":{"acct":{"string":"acct-\(i)"},\
-                "svce":{"string":"bulk"},"agrp":{"string":"default"},"sync":{"number":0},"pdmn":{"string":"ak"},\
-                "cdat":{"date":0},"mdat":{"date":0}}}
-                """)
+        return OperatorSafetyTests.plaintextExport(count: count, seed: seed) { _ in
+            Data((0..<dataSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         }
-        let manifest = "{\"format\":\"secitem-export\",\"version\":1,\"count\":\(count),\"accessGroups\":[\"default\"],\"created\":0}"
-        return Data("{\"manifest\":\(manifest),\"items\":[\(items.joined(separator: ","))]}".utf8)
     }
 
     /// A file store holding `count` items of `dataSize` bytes (imported from a generated plaintext export):

@@ -232,14 +232,7 @@ func passphraseScan(db: String) {
     guard let hex = ProcessInfo.processInfo.environment["SECITEM_SCAN_MASKED"], hex.count % 2 == 0 else {
         fail("SECITEM_SCAN_MASKED not set")
     }
-    var masked = [UInt8]()
-    var index = hex.startIndex
-    while index < hex.endIndex {
-        let next = hex.index(index, offsetBy: 2)
-        guard let byte = UInt8(hex[index..<next], radix: 16) else { fail("SECITEM_SCAN_MASKED is not hex") }
-        masked.append(byte)
-        index = next
-    }
+    guard let masked = hexBytes(hex[...]) else { fail("SECITEM_SCAN_MASKED is not hex") }
     let backend: SQLiteBackend
     do {
         // As the CLI and SecItem open the file backend: the process configuration, then the backend.
@@ -282,17 +275,24 @@ func passphraseScan(db: String) {
 
 // MARK: rotate-scan
 
+/// The bytes an even-length hex string spells, or nil.
+func hexBytes(_ hex: Substring) -> [UInt8]? {
+    guard hex.count % 2 == 0 else { return nil }
+    var bytes = [UInt8]()
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+        bytes.append(byte)
+        index = next
+    }
+    return bytes
+}
+
 func maskedList() -> [[UInt8]] {
     guard let list = ProcessInfo.processInfo.environment["SECITEM_SCAN_MASKED_LIST"] else { fail("SECITEM_SCAN_MASKED_LIST not set") }
     return list.split(separator: ",").map { hex in
-        var bytes = [UInt8]()
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { fail("not hex") }
-            bytes.append(byte)
-            index = next
-        }
+        guard let bytes = hexBytes(hex) else { fail("SECITEM_SCAN_MASKED_LIST is not hex") }
         return bytes
     }
 }
