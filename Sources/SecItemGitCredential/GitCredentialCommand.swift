@@ -33,6 +33,10 @@ public enum GitCredentialCommand {
         }
     }
 
+    /// The largest `--timeout`: 100 years (365-day), in seconds. Larger values are refused
+    /// (status 2) rather than added to the clock, where they would overflow.
+    public static let maximumTimeout = 100 * 365 * 86_400
+
     /// The help text; `name` is how the command was invoked.
     public static func usage(_ name: String) -> String {
         """
@@ -46,7 +50,7 @@ public enum GitCredentialCommand {
           git config --global credential.helper 'secitem --backend=file' # a headless server
 
         Options:
-          --timeout=SECONDS  stored credentials expire after SECONDS (get stops returning them)
+          --timeout=SECONDS  stored credentials expire after SECONDS, at most \(maximumTimeout) (100 years)
           --backend=NAME     file or secret-service (default: SECITEM_BACKEND, the config file,
                              then the Secret Service when one answers, else the encrypted file)
 
@@ -74,8 +78,11 @@ public enum GitCredentialCommand {
                 options.help = true
             } else if argument == "--timeout" || argument.hasPrefix("--timeout=") {
                 let text = try value("--timeout", argument)
-                guard let seconds = Int(text), seconds > 0 else {
-                    throw GitCredentialInputError("--timeout needs a positive number of seconds, not '\(text)'")
+                // Int() refuses what does not fit (no trap); the bound keeps now + timeout far
+                // inside Int64 whatever the clock says.
+                guard let seconds = Int(text), (1...maximumTimeout).contains(seconds) else {
+                    throw GitCredentialInputError(
+                        "--timeout needs a number of seconds from 1 to \(maximumTimeout) (100 years), not '\(text)'")
                 }
                 options.timeout = seconds
             } else if argument == "--backend" || argument.hasPrefix("--backend=") {

@@ -72,7 +72,7 @@ public struct GitCredentialStore: Sendable {
         } catch SecItemError.itemNotFound {
             return nil
         }
-        let nowSeconds = Int64(now().timeIntervalSince1970)
+        let nowSeconds = Self.clockSeconds(now())
         let candidates = found.compactMap { item -> (Date, GitCredential)? in
             guard let data = item[kSecValueData as String] as? Data, let stored = Self.decodeData(data) else { return nil }
             if let expiry = stored.passwordExpiryUTC, expiry <= nowSeconds { return nil }
@@ -96,8 +96,14 @@ public struct GitCredentialStore: Sendable {
     /// `store`: adds the credential, or replaces the password of the one with the
     /// same protocol, host, port, path and username, in one keychain call each way.
     ///
-    /// - Parameter timeout: When given, the credential also expires this many seconds from now.
+    /// - Parameter timeout: When given, the credential also expires this many seconds from
+    ///   now: 1 to ``GitCredentialCommand/maximumTimeout``.
+    /// - Throws: `errSecParam` for a timeout outside that range (nothing is stored).
     public func store(_ credential: GitCredential, timeout: Int? = nil) throws(SecItemError) -> StoreOutcome {
+        if let timeout, !(1...GitCredentialCommand.maximumTimeout).contains(timeout) {
+            throw SecItemError(
+                errSecParam, "the timeout must be 1 to \(GitCredentialCommand.maximumTimeout) seconds, not \(timeout)")
+        }
         if credential.state.contains(Self.seenState) { return .skipped("the credential came from this helper") }
         guard let scheme = credential.scheme, let code = Self.protocolCodes[scheme] else {
             return .skipped("the protocol \(credential.scheme.map { "'\($0)'" } ?? "(none)") is not stored")
@@ -107,7 +113,9 @@ public struct GitCredentialStore: Sendable {
         }
         var stored = credential
         if let timeout {
-            let limit = Int64(now().timeIntervalSince1970) + Int64(timeout)
+            // Saturating: a clock set absurdly far ahead cannot trap either.
+            let (sum, overflow) = Self.clockSeconds(now()).addingReportingOverflow(Int64(timeout))
+            let limit = overflow ? Int64.max : sum
             stored.passwordExpiryUTC = min(credential.passwordExpiryUTC ?? limit, limit)
         }
         guard !password.contains(0x0A) else {
@@ -224,6 +232,15 @@ public struct GitCredentialStore: Sendable {
             }
         }
         return credential
+    }
+
+    /// Whole seconds since 1970 of `date`, clamped to Int64 (`Int64(Double)` traps outside it).
+    static func clockSeconds(_ date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite else { return seconds > 0 ? .max : .min }
+        if seconds >= 9.2e18 { return .max }
+        if seconds <= -9.2e18 { return .min }
+        return Int64(seconds)
     }
 
     /// The password part of an item's data (its first line).

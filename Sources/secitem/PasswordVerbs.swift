@@ -82,8 +82,9 @@ enum PasswordVerbs {
         for flag in flags {
             guard let value = args.value(flag.attribute) else { continue }
             if flag.isNumber {
-                guard let number = Int(value), number >= 0 else {
-                    throw CommandError(.usage, "\(flag.name) needs a non-negative number\(UsageError.notShown)")
+                // A port: 0 to 65535 (Int() refuses what does not fit in 64 bits; the range the rest).
+                guard let number = Int(value), (0...65_535).contains(number) else {
+                    throw CommandError(.usage, "\(flag.name) needs a port number from 0 to 65535\(UsageError.notShown)")
                 }
                 out[flag.attribute] = number
             } else if flag.isFourCharCode {

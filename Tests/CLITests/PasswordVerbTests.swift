@@ -184,6 +184,13 @@ struct HelpTests {
         #expect(missingValue.status == 2)
         let badPort = try cli.run(["find-internet-password", "-P", "http"])
         #expect(badPort.status == 2)
+        // Numbers past a port's range or a 64-bit integer: refused, never stored or trapped on (issue 27, 10's audit).
+        for port in ["65536", "9223372036854775807", "9223372036854775808", "-1"] {
+            let huge = try cli.run(["add-internet-password", "-a", "u", "-s", "port.example", "-P", port, "-w", "-"], stdin: "pw")
+            #expect(huge.status == 2, "-P \(port): \(huge.stderr)")
+            #expect(huge.stderr.contains("port number from 0 to 65535"), "\(huge.stderr)")
+        }
+        #expect(try cli.run(["find-internet-password", "-s", "port.example"]).status == 44)
         let badBackend = try cli.run(["find-generic-password", "--backend", "floppy"])
         #expect(badBackend.status == 2)
         #expect(badBackend.stderr.contains("not a backend"))

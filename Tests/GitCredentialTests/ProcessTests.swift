@@ -151,6 +151,26 @@ struct ProcessTests {
         #expect(ignored.status == 0 && ignored.stdout.isEmpty && ignored.stderr.isEmpty)
     }
 
+    @Test("a --timeout too large to add to the clock: a clear message and status 2, no crash, nothing stored (issue 27, 10)")
+    func hugeTimeout() throws {
+        let p = try HelperProcess(backend: "file")
+        defer { p.remove() }
+        let credential = "protocol=https\nhost=timeout.example\nusername=u\npassword=pw-not-shown\n"
+        for timeout in ["9223372036854775807", "9223372036854775808", "3153600001", "-1", "0x10", "99999999999999999999999"] {
+            let stored = try p.helper("store", credential, options: ["--timeout=\(timeout)"])
+            #expect(stored.status == 2, "--timeout=\(timeout): status \(stored.status) (132 is the overflow trap), \(stored.stderr)")
+            #expect(stored.stderr.contains("--timeout needs"), "\(stored.stderr)")
+            #expect(!stored.stderr.contains("pw-not-shown"))
+        }
+        #expect(try p.helper("get", "protocol=https\nhost=timeout.example\n").stdout.isEmpty)
+        // The largest accepted timeout (100 years) stores, and get returns the credential.
+        #expect(try p.helper("store", credential, options: ["--timeout=3153600000"]).status == 0)
+        #expect(try p.helper("get", "protocol=https\nhost=timeout.example\n").stdout == "username=u\npassword=pw-not-shown\n")
+        // The same through the secitem command's verb.
+        let viaCLI = try p.run("secitem", ["credential-helper", "--timeout=9223372036854775807", "store"], stdin: credential)
+        #expect(viaCLI.status == 2, "\(viaCLI.stderr)")
+    }
+
     @Test("input that git keeps open after the blank line: the helper answers without waiting for the end")
     func blankLineEndsInput() throws {
         let p = try HelperProcess(backend: "file")

@@ -116,7 +116,10 @@ struct ProtocolTests {
         #expect(o == GitCredentialCommand.Options(timeout: 30, backend: "file", action: "get"))
         #expect(try GitCredentialCommand.parse(["store"]).action == "store")
         #expect(try GitCredentialCommand.parse(["--help"]).help)
-        for bad in [["--timeout=0", "get"], ["--timeout=x", "get"], ["--frobnicate", "get"], ["get", "store"], ["--backend"]] {
+        for bad in [
+            ["--timeout=0", "get"], ["--timeout=x", "get"], ["--frobnicate", "get"], ["get", "store"], ["--backend"],
+            ["--timeout=9223372036854775807", "store"], ["--timeout=3153600001", "store"], ["--timeout=-5", "store"],
+        ] {
             #expect(throws: GitCredentialInputError.self, "\(bad)") { try GitCredentialCommand.parse(bad) }
         }
     }

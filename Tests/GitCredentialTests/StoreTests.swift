@@ -107,6 +107,23 @@ struct StoreTests {
         #expect(helper.get("protocol=https\nhost=t\n") == "")
     }
 
+    @Test("a timeout given in code beyond the clock's range: errSecParam, nothing stored, no overflow trap (issue 27, 10)")
+    func hugeTimeoutInCode() throws {
+        for timeout in [Int.max, Int.max - 1, GitCredentialCommand.maximumTimeout + 1, 0, -1, Int.min] {
+            var helper = Helper()
+            helper.options.timeout = timeout
+            let outcome = helper.run("store", "protocol=https\nhost=h\nusername=u\npassword=pw-x\n")
+            #expect(outcome.status == 1, "timeout \(timeout)")
+            #expect(outcome.messages.contains { $0.contains("timeout") }, "\(outcome.messages)")
+            #expect(try helper.items().isEmpty)
+        }
+        var helper = Helper()
+        helper.options.timeout = GitCredentialCommand.maximumTimeout
+        helper.store("protocol=https\nhost=h\nusername=u\npassword=pw\n")
+        let expiry = Int(helper.clock.now.timeIntervalSince1970) + GitCredentialCommand.maximumTimeout
+        #expect(helper.get("protocol=https\nhost=h\n") == "username=u\npassword=pw\npassword_expiry_utc=\(expiry)\n")
+    }
+
     @Test("store of an existing credential replaces it in place: one item, the new password")
     func replace() throws {
         let helper = Helper()
