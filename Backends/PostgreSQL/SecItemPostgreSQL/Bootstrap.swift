@@ -11,6 +11,21 @@ struct Bootstrap {
     let store: String
 
     func run() throws(SecItemError) -> (KeychainHeader, SecretBytes, RowCodec) {
+        let opened = try open()
+        // As the file backend refuses a file whose schema is not its own: tables someone
+        // added a rule, trigger or policy to are refused before anything is read or written.
+        let found: [String]
+        do {
+            let r = try pq.execute(sql.alterations, prepare: false, timeout: PostgreSQLSession.bound(configuration))
+            found = (0..<r.rows).compactMap { r.text($0, 0) }
+        } catch {
+            throw fail(error)
+        }
+        if !found.isEmpty { throw PostgreSQLSession.altered(found, schema: sql.schema) }
+        return opened
+    }
+
+    private func open() throws(SecItemError) -> (KeychainHeader, SecretBytes, RowCodec) {
         let existing = try readMeta(allowMissing: true)
         let header: KeychainHeader
         if let existing, !existing.isEmpty {
@@ -98,7 +113,14 @@ struct Bootstrap {
             try PostgreSQLSession.putMeta(sql.putMeta, "schema", .integer(PostgreSQLBackend.schemaVersion), q)
             for (key, value) in header.metaValues { try PostgreSQLSession.putMeta(sql.putMeta, key, value, q) }
             let empty = RowSetCommitment(generation: 0)
-            _ = try q(sql.createState, [.int64(0), .int64(0), .bytes(empty.cells), .bytes(try empty.mac(keys.mac)), .int64(header.epoch)])
+            let created = try q(
+                sql.createState, [.int64(0), .int64(0), .bytes(empty.cells), .bytes(try empty.mac(keys.mac)), .int64(header.epoch)])
+            guard created.affected == 1 else {
+                throw SecItemError(
+                    errSecInvalidKeychain,
+                    "creating the keychain's state row changed \(created.affected) rows: the state table in schema "
+                        + "\(sql.schema) does not behave as secitem created it (a rule or trigger added outside secitem?)")
+            }
             try run("COMMIT")
             return (header, kek.kek, RowCodec(keys: keys))
         } catch {

@@ -89,10 +89,17 @@ extension PostgreSQLSession {
         _ statement: String, _ key: String, _ value: KeychainHeader.MetaValue,
         _ exec: (String, [PQValue]) throws(SecItemError) -> PQResult
     ) throws(SecItemError) {
+        let r: PQResult
         switch value {
-        case .integer(let n): _ = try exec(statement, [.text(key), .int64(n), .null, .null])
-        case .bytes(let b): _ = try exec(statement, [.text(key), .null, .bytes(b), .null])
-        case .text(let t): _ = try exec(statement, [.text(key), .null, .null, .text(t)])
+        case .integer(let n): r = try exec(statement, [.text(key), .int64(n), .null, .null])
+        case .bytes(let b): r = try exec(statement, [.text(key), .null, .bytes(b), .null])
+        case .text(let t): r = try exec(statement, [.text(key), .null, .null, .text(t)])
+        }
+        guard r.affected == 1 else {
+            throw SecItemError(
+                errSecInvalidKeychain,
+                "writing the keychain's header row '\(key)' changed \(r.affected) rows: the PostgreSQL keychain's meta table "
+                    + "does not behave as secitem created it (a rule or trigger added outside secitem?); nothing was changed")
         }
     }
 
@@ -112,7 +119,7 @@ extension PostgreSQLSession {
         var fresh = RowSetCommitment(generation: commitment.generation)
         for match in scan.items {
             let row = try newCodec.encode(match.item, version: writeVersion)
-            _ = try exec(sql.rewrite, rowValues(row) + [.int64(match.seq)])
+            try change(sql.rewrite, rowValues(row) + [.int64(match.seq)], rows: 1, "re-encrypting an item")
             try fresh.insert(row.element, newCodec.keys.mac)
         }
         if let newKEK {

@@ -45,21 +45,21 @@ extension PostgreSQLSession {
     /// Inside a write: adds an item's row.
     func insert(_ item: StoredItem) throws(SecItemError) {
         let row = try codec.encode(item, version: writeVersion)
-        _ = try exec(sql.insert, rowValues(row))
+        try change(sql.insert, rowValues(row), rows: 1, "adding an item")
         try commitment.insert(row.element, codec.keys.mac)
     }
 
     /// Inside a write: replaces a row's contents, keeping its place in the order.
     func rewrite(_ old: Match, with item: StoredItem) throws(SecItemError) {
         let row = try codec.encode(item, version: writeVersion)
-        _ = try exec(sql.rewrite, rowValues(row) + [.int64(old.seq)])
+        try change(sql.rewrite, rowValues(row) + [.int64(old.seq)], rows: 1, "updating an item")
         try commitment.remove(old.element, codec.keys.mac)
         try commitment.insert(row.element, codec.keys.mac)
     }
 
     /// Inside a write: deletes rows.
     func remove(_ doomed: [Match]) throws(SecItemError) {
-        _ = try exec(sql.delete, [.text(Self.arrayLiteral(doomed.map(\.seq)))])
+        try change(sql.delete, [.text(Self.arrayLiteral(doomed.map(\.seq)))], rows: doomed.count, "deleting items")
         for match in doomed { try commitment.remove(match.element, codec.keys.mac) }
     }
 
@@ -152,11 +152,12 @@ extension PostgreSQLSession {
                 _ = try exec(sql.commit)
                 return ["the row-set commitment is missing or does not authenticate (altered outside secitem)"]
             }
+            let altered = try alterations().map { "altered outside secitem: \($0) (writes are refused until it is removed)" }
             var scanned = try scan(exec(sql.selectInWrite([])), maxVersion: generation)
             // Only the rows' integrity is wanted: zero the data every row decrypted to.
             for i in scanned.items.indices { scanned.items[i].item.wipeData() }
             _ = try exec(sql.commit)
-            var problems: [String] = []
+            var problems = altered
             if scanned.damaged > 0 { problems.append("\(scanned.damaged) row(s) do not authenticate (tampered, swapped or damaged)") }
             var actual = RowSetCommitment(generation: generation)
             for element in scanned.elements { try actual.insert(element, codec.keys.mac) }

@@ -26,6 +26,9 @@ final class PostgreSQLSession {
     private var sawStaleKeys = false
     /// Set on a serialization failure or deadlock: the call runs again.
     private var sawRetryable = false
+    /// Whether writes check the tables for ``SQL/alterations`` (off only in tests of
+    /// the row-count checks behind it).
+    var checksSchema = true
 
     /// The error a statement that saw another key epoch throws; the call then
     /// reloads the keys and runs again (it is only seen when that keeps happening).
@@ -148,6 +151,7 @@ final class PostgreSQLSession {
                 throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its row-set commitment (state row)")
             }
             if epoch != header.epoch { throw staleKeys() }
+            if checksSchema, (r.int64(0, 5) ?? 1) != 0 { throw Self.altered(try alterations(), schema: sql.schema) }
             guard let locked = RowSetCommitment(generation: generation, count: count, cells: cells),
                 stored == (try locked.mac(codec.keys.mac))
             else {
@@ -159,12 +163,12 @@ final class PostgreSQLSession {
             let result = try body()
             commitment.generation = writeVersion
             let state = commitment
-            _ = try exec(
+            try change(
                 sql.writeState,
                 [
                     .int64(state.generation), .int64(state.count), .bytes(state.cells), .bytes(try state.mac(codec.keys.mac)),
                     .int64(header.epoch),
-                ])
+                ], rows: 1, "storing the row-set commitment")
             _ = try exec(sql.commit)
             return result
         } catch {
@@ -181,6 +185,40 @@ final class PostgreSQLSession {
             throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its key epoch (meta row 'epoch')")
         }
         return epoch
+    }
+
+    /// Inside a write: runs a statement that must change exactly `rows` rows. A
+    /// rule (`DO INSTEAD NOTHING`), a trigger returning `NULL` or a row-level security
+    /// policy makes PostgreSQL report success with fewer (or more): that fails the
+    /// write, which is then rolled back whole.
+    /// - Throws: `errSecInvalidKeychain` naming what was done and the counts.
+    @discardableResult
+    func change(_ statement: String, _ values: [PQValue] = [], rows: Int, _ what: String) throws(SecItemError) -> PQResult {
+        let r = try exec(statement, values)
+        guard r.affected == rows else {
+            throw SecItemError(
+                errSecInvalidKeychain,
+                "\(what) changed \(r.affected) of \(rows) row(s) in the PostgreSQL keychain (schema \(sql.schema)): "
+                    + "its tables do not behave as secitem created them (a rule, trigger or row-level security policy "
+                    + "added outside secitem?); nothing was changed")
+        }
+        return r
+    }
+
+    /// What was added to the keychain's tables outside secitem (``SQL/alterations``).
+    func alterations() throws(SecItemError) -> [String] {
+        let r = try exec(sql.alterations)
+        return (0..<r.rows).compactMap { r.text($0, 0) }
+    }
+
+    /// The error for tables someone altered: names each alteration and how to undo it.
+    static func altered(_ found: [String], schema: String) -> SecItemError {
+        let list = found.isEmpty ? "its tables changed during the call" : found.joined(separator: "; ")
+        return SecItemError(
+            errSecInvalidKeychain,
+            "the PostgreSQL keychain in schema \(schema) was altered outside secitem (\(list)): writes could report "
+                + "success and change nothing, or something else, so it is refused until they are removed "
+                + "(DROP RULE / DROP TRIGGER / DROP POLICY, ALTER TABLE … DISABLE ROW LEVEL SECURITY; docs/postgresql.md)")
     }
 
     /// Runs a prepared statement; a failure becomes a ``SecItemError`` (and a lost

@@ -87,9 +87,40 @@ struct SQL {
         + "ON CONFLICT (key) DO UPDATE SET number = EXCLUDED.number, bytes = EXCLUDED.bytes, text = EXCLUDED.text"
     var putMeta: String { Self.putMetaTemplate.replacingOccurrences(of: "%@", with: q) }
 
+    /// What was added to the keychain's tables outside secitem that changes what its
+    /// statements do, one description per row (no rows: the tables are as created).
+    ///
+    /// The file backend refuses any schema but its own (`KeychainSchema`); here the
+    /// things that make a write report success and change nothing or something else,
+    /// or hide rows from reads: rules (`DO INSTEAD NOTHING`), triggers that are not
+    /// PostgreSQL's own (`BEFORE UPDATE … RETURN NULL`, or one rewriting `NEW`),
+    /// row-level security and its policies, a table replaced by a view or a
+    /// partitioned or foreign table, and tables inheriting from ours (their rows
+    /// would be read and changed with ours). Catalog lookups by OID only: cheap enough
+    /// for every write (``lockState`` counts them in the statement it runs anyway).
+    var alterations: String {
+        let tables = "ARRAY[" + ["meta", "items", "state"].map { "'\(q).\($0)'::regclass::oid" }.joined(separator: ", ") + "]"
+        return """
+            SELECT 'rule ' || r.rulename || ' on ' || r.ev_class::regclass FROM pg_catalog.pg_rewrite r WHERE r.ev_class = ANY(\(tables)) \
+            UNION ALL SELECT 'trigger ' || t.tgname || ' on ' || t.tgrelid::regclass FROM pg_catalog.pg_trigger t \
+            WHERE t.tgrelid = ANY(\(tables)) AND NOT t.tgisinternal \
+            UNION ALL SELECT 'row-level security policy ' || p.polname || ' on ' || p.polrelid::regclass FROM pg_catalog.pg_policy p \
+            WHERE p.polrelid = ANY(\(tables)) \
+            UNION ALL SELECT 'row-level security turned on for ' || c.oid::regclass FROM pg_catalog.pg_class c \
+            WHERE c.oid = ANY(\(tables)) AND (c.relrowsecurity OR c.relforcerowsecurity) \
+            UNION ALL SELECT 'not a plain table: ' || c.oid::regclass FROM pg_catalog.pg_class c WHERE c.oid = ANY(\(tables)) AND c.relkind <> 'r' \
+            UNION ALL SELECT 'table ' || i.inhrelid::regclass || ' inherits from ' || i.inhparent::regclass FROM pg_catalog.pg_inherits i \
+            WHERE i.inhparent = ANY(\(tables)) \
+            ORDER BY 1
+            """
+    }
+
     /// The row-set commitment, locked for the write transaction, with the key epoch
-    /// (every write takes it: writes are serialized, and a rotation excludes them).
-    var lockState: String { "SELECT generation, count, cells, mac, epoch FROM \(q).state WHERE id = 1 FOR UPDATE" }
+    /// (every write takes it: writes are serialized, and a rotation excludes them),
+    /// and the number of ``alterations`` (column 5), checked in the same round trip.
+    var lockState: String {
+        "SELECT generation, count, cells, mac, epoch, (SELECT count(*) FROM (\(alterations)) a) FROM \(q).state WHERE id = 1 FOR UPDATE"
+    }
     var writeState: String {
         "UPDATE \(q).state SET generation = $1::bigint, count = $2::bigint, cells = $3::bytea, mac = $4::bytea, "
             + "epoch = $5::bigint WHERE id = 1"
