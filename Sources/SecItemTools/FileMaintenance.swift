@@ -1,63 +1,75 @@
 public import SecItemCore
+import SecItem
 import SecItemSQLite
 
-/// `secitem rekey` and `verify`: maintenance of the file backend's keychain file,
-/// opened from the environment (and config file) exactly as the backend is.
+/// `secitem rekey`, `verify` and `upgrade`: maintenance of the keychain store the
+/// environment (and config file) selects, opened exactly as the backend is: the
+/// encrypted file, or the backend `SECITEM_BACKEND` / `backend =` names when its
+/// store is sealed and committed (``SecItemMaintainableStore``: PostgreSQL). With no
+/// backend named it is the file keychain, whatever the automatic choice would pick.
 public enum FileMaintenance {
-    /// The new protection for ``rekey(environment:to:)``.
-    public enum NewKey: Sendable {
-        /// A new passphrase (the backend derives the new key from it and keeps no copy).
-        case passphrase(Passphrase)
-        case keyFile(String)
-    }
+    /// The new protection for ``rekey(environment:to:rewrapOnly:)``.
+    public typealias NewKey = SecItemNewStoreKey
 
-    static func open(_ environment: [String: String]) throws(SecItemError) -> SQLiteBackend {
+    /// The store `environment` selects.
+    /// - Throws: `errSecUnimplemented` for a named backend whose store has nothing to
+    ///   maintain (the Secret Service, memory); what opening throws.
+    public static func open(_ environment: [String: String]) throws(SecItemError) -> any SecItemMaintainableStore {
         let configuration = SecItemConfiguration.resolve(environment: environment)
+        if let kind = configuration.backend, kind != .file {
+            let backend = try SecItemBackendChoice.resolve(configuration: configuration).backend
+            guard let store = backend as? any SecItemMaintainableStore else {
+                throw SecItemError(
+                    errSecUnimplemented,
+                    "the \(kind) keychain keeps no sealed row set to verify, rekey or upgrade; these verbs act on the "
+                        + "file and PostgreSQL keychains (--backend file or postgresql)")
+            }
+            return store
+        }
         try configuration.checkUsable()
         return try SQLiteBackend(configuration: SQLiteBackend.Configuration(configuration))
     }
 
-    /// Checks the file, its schema, every row and (format 2) the row set against its commitment.
-    /// - Returns: The path checked, one line per problem (empty when all is well), and
-    ///   the file's commitment value (`<generation>:<hex>`; empty for a format-1 file).
+    /// Checks the store, its schema, every row and the row set against its commitment.
+    /// - Returns: Where the store is, one line per problem (empty when all is well), and
+    ///   its commitment value (`<generation>:<hex>`; empty for a format-1 file).
     public static func verify(environment: [String: String]) throws(SecItemError)
         -> (path: String, damaged: [String], commitment: String)
     {
-        let backend = try open(environment)
-        defer { backend.close() }
-        let report = try backend.verify()
-        return (backend.configuration.path, report.problems, report.commitment)
+        let store = try open(environment)
+        defer { store.close() }
+        let report = try store.verifyStore()
+        return (store.storeLocation, report.problems, report.commitment)
     }
 
-    /// Protects the file with a new passphrase or key file: a new data key and every
-    /// row re-encrypted (one transaction), or with `rewrapOnly` the same data key re-wrapped.
-    /// - Returns: The path rekeyed.
+    /// Protects the store with a new passphrase or key file: a new data key and every
+    /// row re-encrypted (one transaction), or with `rewrapOnly` (the file only) the same
+    /// data key re-wrapped.
+    /// - Returns: Where the store is.
     public static func rekey(environment: [String: String], to newKey: NewKey, rewrapOnly: Bool = false)
         throws(SecItemError) -> String
     {
-        let backend = try open(environment)
-        defer { backend.close() }
-        switch newKey {
-        case .passphrase(let passphrase): try backend.rekey(to: .passphrase(passphrase), rewrapOnly: rewrapOnly)
-        case .keyFile(let path): try backend.rekey(to: .keyFile(path), rewrapOnly: rewrapOnly)
-        }
-        return backend.configuration.path
+        let store = try open(environment)
+        defer { store.close() }
+        try store.rekey(to: newKey, rewrapOnly: rewrapOnly)
+        return store.storeLocation
     }
 
-    /// Upgrades a format-1 file to the current format (one transaction).
-    /// - Returns: The path, and whether it was upgraded (false: already current).
+    /// Upgrades a format-1 file to the current format (one transaction); other stores
+    /// are always current.
+    /// - Returns: Where the store is, and whether it was upgraded (false: already current).
     public static func upgrade(environment: [String: String]) throws(SecItemError) -> (path: String, upgraded: Bool) {
-        let backend = try open(environment)
-        defer { backend.close() }
-        return (backend.configuration.path, try backend.upgrade())
+        let store = try open(environment)
+        defer { store.close() }
+        return (store.storeLocation, try store.upgradeFormat())
     }
 
     /// Replaces the data key and re-encrypts every row, in one transaction.
-    /// - Returns: The path rotated.
+    /// - Returns: Where the store is.
     public static func rotateDataKey(environment: [String: String]) throws(SecItemError) -> String {
-        let backend = try open(environment)
-        defer { backend.close() }
-        try backend.rotateDataKey()
-        return backend.configuration.path
+        let store = try open(environment)
+        defer { store.close() }
+        try store.rotateDataKey()
+        return store.storeLocation
     }
 }

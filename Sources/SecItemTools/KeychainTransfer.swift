@@ -119,13 +119,15 @@ public enum KeychainTransfer {
         try VerifiedCopy.copy(items, into: target, resume: resume, progress: progress)
     }
 
-    /// The rows of `backend` that cannot be read (damaged or tampered), one line
-    /// each — row, class, identity, reason, never contents. Searches skip such rows,
-    /// so an export, migration or dump that trusted them alone would lose items
-    /// silently. Only the file backend can tell; others return none.
+    /// The rows of `backend` that searches cannot see or cannot read: damaged or
+    /// tampered rows, and rows deleted, rolled back (replayed) or copied in outside
+    /// secitem — one line each, never contents. An export, migration or dump that
+    /// trusted the searches alone would lose items, or carry old ones, silently. Only a
+    /// store that keeps a row-set commitment can tell (``SecItemMaintainableStore``:
+    /// the file and PostgreSQL backends); others return none.
     public static func damagedRows(in backend: any SecItemBackend) throws(SecItemError) -> [String] {
-        guard let file = backend as? SQLiteBackend else { return [] }
-        return try file.verify().problems
+        guard let store = backend as? any SecItemMaintainableStore else { return [] }
+        return try store.verifyStore().problems
     }
 
     /// Imports exported `items` through `client`, as a program may: each item keeps

@@ -3,12 +3,14 @@ import SecItem
 import SecItemCore
 import SecItemTools
 
-/// rekey, verify and upgrade for the file backend.
+/// rekey, verify and upgrade: the sealed stores (the encrypted file, PostgreSQL). They act on
+/// the backend --backend, SECITEM_BACKEND or the config file names, and on the file keychain
+/// when none is named; a named backend without such a store (Secret Service, memory) is refused.
 enum FileVerbs {
     static let all: [Verb] = [rekey, verify, upgrade]
 
     static let rekey = Verb(
-        "rekey", summary: "Change the file keychain's passphrase or key file, or rotate its data key.",
+        "rekey", summary: "Change the file or PostgreSQL keychain's passphrase or key file, or rotate its data key.",
         synopsis: "(--new-passphrase | --new-key-file FILE) [--rewrap-only] | --rotate",
         discussion: """
             The file is opened with its current key, from the usual configuration (SECITEM_KEY_FILE,
@@ -19,7 +21,9 @@ enum FileVerbs {
             secret opens nothing written afterwards. --rewrap-only instead re-wraps the same data key (fast,
             but old backups plus the old secret still open new items). --rotate replaces the data key and
             keeps the passphrase or key file. On any failure the file is unchanged. Other processes must
-            reopen with the new key.
+            reopen with the new key. With SECITEM_BACKEND=postgresql (or --backend postgresql) the shared
+            PostgreSQL keychain is rekeyed or rotated instead, in one transaction (--rewrap-only is refused
+            there); other hosts reload the key on their next call (docs/postgresql.md).
             """,
         options: [
             OptionSpec("newPassphrase", long: "new-passphrase", .flag, help: "Protect the file with a new passphrase."),
@@ -34,7 +38,7 @@ enum FileVerbs {
         guard !(args.has("rewrapOnly") && args.has("rotate")) else {
             throw CommandError(.usage, "--rewrap-only goes with --new-passphrase or --new-key-file, not --rotate")
         }
-        let env = invocation.environment
+        let env = invocation.effectiveEnvironment
         // The backend keeps only the derived keys; the passphrases go once it is done.
         defer { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) }
         do throws(SecItemError) {
@@ -73,12 +77,12 @@ enum FileVerbs {
                     "rekeyed \(path): new data key, every item re-encrypted; open it with the new \(what) from now on\n")
             }
         } catch {
-            throw CommandError(error, context: "cannot rekey the file keychain")
+            throw CommandError(error, context: "cannot rekey the keychain")
         }
     }
 
     static let verify = Verb(
-        "verify", summary: "Check the file keychain and list damaged, missing or replayed rows.",
+        "verify", summary: "Check the file or PostgreSQL keychain and list damaged, missing or replayed rows.",
         synopsis: "[--expect-commitment VALUE]",
         discussion: """
             Checks the file's structure and schema, opens every row, and compares the set of rows with the
@@ -86,7 +90,10 @@ enum FileVerbs {
             file is named. Prints the commitment value (generation:hex), which changes with every write;
             kept somewhere the file's attacker cannot write, --expect-commitment VALUE detects a rollback
             of the whole file to an older copy (which the file alone cannot reveal). Exits 0 when all is
-            well, 1 when something was found (listed on stdout, without contents).
+            well, 1 when something was found (listed on stdout, without contents). With
+            SECITEM_BACKEND=postgresql (or --backend postgresql) the shared PostgreSQL keychain is checked
+            the same way, its tables too (rules, triggers, policies added outside secitem), and
+            --expect-commitment detects a rollback of its schema to an older dump (docs/postgresql.md).
             """,
         options: [
             OptionSpec("expectCommitment", long: "expect-commitment", valueName: "value",
@@ -95,14 +102,14 @@ enum FileVerbs {
     ) { (invocation: Invocation) throws(CommandError) in
         let result: (path: String, damaged: [String], commitment: String)
         do throws(SecItemError) {
-            result = try FileMaintenance.verify(environment: invocation.environment)
+            result = try FileMaintenance.verify(environment: invocation.effectiveEnvironment)
         } catch {
-            throw CommandError(error, context: "cannot verify the file keychain")
+            throw CommandError(error, context: "cannot verify the keychain")
         }
         if !result.commitment.isEmpty { Console.write("\(result.path): commitment \(result.commitment)\n") }
         if let expected = invocation.arguments.value("expectCommitment"), expected != result.commitment {
             Console.write("\(result.path): the commitment is \(result.commitment.isEmpty ? "absent (format 1)" : result.commitment), "
-                          + "not the expected \(expected): the file was rolled back or replaced\n")
+                          + "not the expected \(expected): the keychain was rolled back or replaced\n")
             throw CommandError(.failure, "\(result.path) does not hold the expected commitment")
         }
         if result.damaged.isEmpty {
@@ -125,10 +132,10 @@ enum FileVerbs {
         options: []
     ) { (invocation: Invocation) throws(CommandError) in
         do throws(SecItemError) {
-            let result = try FileMaintenance.upgrade(environment: invocation.environment)
+            let result = try FileMaintenance.upgrade(environment: invocation.effectiveEnvironment)
             Console.write("\(result.path): \(result.upgraded ? "upgraded to format 2" : "already format 2")\n")
         } catch {
-            throw CommandError(error, context: "cannot upgrade the file keychain")
+            throw CommandError(error, context: "cannot upgrade the keychain")
         }
     }
 }

@@ -67,4 +67,150 @@ struct PostgreSQLCLITests {
         #expect(chosen.stdout.contains("PostgreSQL 15"), "\(chosen.stdout)")
         #expect(chosen.stdout.contains("no keychain in schema secitem yet") || chosen.stdout.contains("unlocked"), "\(chosen.stdout)")
     }
+
+    // MARK: Every verb on the selected backend (issue 27, findings 7 and 12)
+
+    /// A CLI on a fresh PostgreSQL schema with a shared key file, and three items.
+    struct Fleet {
+        var cli: CLI
+        let schema: String
+        var env: [String: String?] { ["SECITEM_POSTGRESQL_SCHEMA": schema] }
+
+        init() throws {
+            try PostgreSQLCLITests.requireServer()
+            cli = try CLI(backend: "postgresql", bus: false)
+            cli.environment["SECITEM_KEY_FILE"] = try PostgreSQLCLITests.keyFile(cli)
+            schema = "cli_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+            for name in ["alice", "bob", "carol"] {
+                let added = try cli.run(["add-generic-password", "-a", name, "-s", "fleet", "-w", "-"], stdin: "v1-\(name)", environment: env)
+                #expect(added.status == 0, "\(added.stderr)")
+            }
+        }
+
+        func run(_ arguments: [String], stdin: String? = nil) throws -> CLI.Result {
+            try cli.run(arguments, stdin: stdin, environment: env)
+        }
+
+        /// Runs SQL as the server's superuser (psql over the test server's socket).
+        func sql(_ statement: String) throws {
+            let bin = try #require(ProcessInfo.processInfo.environment["SECITEM_TEST_POSTGRESQL_BIN"])
+            let out = try ChildProcess.run(bin + "/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", statement])
+            #expect(out.status == 0, "psql: \(out.stderr)")
+        }
+
+        /// No file keychain was made in this CLI's home.
+        var madeFileKeychain: Bool {
+            FileManager.default.fileExists(atPath: cli.root.appendingPathComponent("data/secitem").path)
+        }
+
+        func remove() {
+            try? sql("DROP SCHEMA IF EXISTS \(schema) CASCADE")
+            cli.remove()
+        }
+    }
+
+    @Test("verify on PostgreSQL checks the PostgreSQL keychain (no file keychain appears); a row deleted server-side is named")
+    func verifyChecksPostgreSQL() throws {
+        let fleet = try Fleet()
+        defer { fleet.remove() }
+        let ok = try fleet.run(["verify"])
+        #expect(ok.status == 0, "\(ok.stdout)\(ok.stderr)")
+        #expect(ok.stdout.contains(fleet.schema), "\(ok.stdout)")
+        #expect(ok.stdout.contains("commitment "), "\(ok.stdout)")
+        #expect(!fleet.madeFileKeychain, "verify created a file keychain")
+        try fleet.sql("DELETE FROM \(fleet.schema).items WHERE seq = (SELECT min(seq) FROM \(fleet.schema).items)")
+        let damaged = try fleet.run(["verify"])
+        #expect(damaged.status == 1, "\(damaged.stdout)\(damaged.stderr)")
+        #expect(damaged.stdout.contains("missing"), "\(damaged.stdout)")
+        #expect(!fleet.madeFileKeychain)
+    }
+
+    @Test("after a row is deleted server-side, dump-keychain, export and migrate fail naming the mismatch (--skip-damaged goes on)")
+    func readsReportDeletedRows() throws {
+        let fleet = try Fleet()
+        defer { fleet.remove() }
+        try fleet.sql("DELETE FROM \(fleet.schema).items WHERE seq = (SELECT min(seq) FROM \(fleet.schema).items)")
+        let dump = try fleet.run(["dump-keychain"])
+        #expect(dump.status == 1, "dump: \(dump.stderr)")
+        #expect(dump.stderr.contains("missing"), "\(dump.stderr)")
+        let file = fleet.cli.root.appendingPathComponent("out.secitem").path
+        let export = try fleet.cli.run(["export", "--output", file], environment: fleet.env.merging(["SECITEM_EXPORT_PASSPHRASE": "export-pass-1-long"]) { $1 })
+        #expect(export.status == 1, "export: \(export.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file), "export wrote a file missing an item")
+        let migrate = try fleet.run(["migrate", "--from", "postgresql", "--to", "memory"])
+        #expect(migrate.status == 1, "migrate: \(migrate.stderr)")
+        #expect(migrate.stderr.contains("missing"), "\(migrate.stderr)")
+        let skipping = try fleet.cli.run(
+            ["export", "--output", file + ".skipping", "--skip-damaged"], environment: fleet.env.merging(["SECITEM_EXPORT_PASSPHRASE": "export-pass-1-long"]) { $1 })
+        #expect(skipping.status == 0, "\(skipping.stderr)")
+        #expect(skipping.stderr.contains("exported 2 items"), "\(skipping.stderr)")
+    }
+
+    @Test("a replayed old row (an item's earlier box put back) is named by verify, dump-keychain and export")
+    func replayedRow() throws {
+        let fleet = try Fleet()
+        defer { fleet.remove() }
+        try fleet.sql("CREATE TABLE \(fleet.schema).saved AS SELECT * FROM \(fleet.schema).items")
+        #expect(try fleet.run(["add-generic-password", "-U", "-a", "bob", "-s", "fleet", "-w", "-"], stdin: "v2-bob").status == 0)
+        try fleet.sql(
+            "UPDATE \(fleet.schema).items i SET ct = s.ct, version = s.version FROM \(fleet.schema).saved s WHERE i.uuid = s.uuid AND i.ct <> s.ct")
+        let verify = try fleet.run(["verify"])
+        #expect(verify.status == 1, "\(verify.stdout)")
+        #expect(verify.stdout.contains("older") || verify.stdout.contains("rolled back"), "\(verify.stdout)")
+        let dump = try fleet.run(["dump-keychain"])
+        #expect(dump.status == 1, "\(dump.stderr)")
+        let file = fleet.cli.root.appendingPathComponent("replayed.secitem").path
+        let export = try fleet.cli.run(["export", "--output", file], environment: fleet.env.merging(["SECITEM_EXPORT_PASSPHRASE": "export-pass-1-long"]) { $1 })
+        #expect(export.status == 1, "\(export.stderr)")
+    }
+
+    @Test("verify --expect-commitment on PostgreSQL: the value verify printed detects a rollback of the whole schema to an older copy")
+    func expectCommitment() throws {
+        let fleet = try Fleet()
+        defer { fleet.remove() }
+        let first = try fleet.run(["verify"])
+        let line = try #require(first.stdout.split(separator: "\n").first { $0.contains("commitment ") })
+        let old = String(line.split(separator: " ").last ?? "")
+        #expect(try fleet.run(["verify", "--expect-commitment", old]).status == 0)
+        // A consistent copy of every table, then a write, then the copy put back (an operator restoring an old dump).
+        for table in ["meta", "items", "state"] {
+            try fleet.sql("CREATE TABLE \(fleet.schema).old_\(table) AS SELECT * FROM \(fleet.schema).\(table)")
+        }
+        #expect(try fleet.run(["add-generic-password", "-U", "-a", "alice", "-s", "fleet", "-w", "-"], stdin: "v2-alice").status == 0)
+        let second = try fleet.run(["verify"])
+        let newLine = try #require(second.stdout.split(separator: "\n").first { $0.contains("commitment ") })
+        let new = String(newLine.split(separator: " ").last ?? "")
+        #expect(new != old)
+        try fleet.sql(
+            ["meta", "items", "state"].map { "DELETE FROM \(fleet.schema).\($0); INSERT INTO \(fleet.schema).\($0) SELECT * FROM \(fleet.schema).old_\($0);" }
+                .joined(separator: " "))
+        // The rolled-back store is consistent in itself: only the expected value reveals it.
+        #expect(try fleet.run(["find-generic-password", "-a", "alice", "-s", "fleet", "-w"]).stdout == "v1-alice\n")
+        #expect(try fleet.run(["verify"]).status == 0)
+        let rolledBack = try fleet.run(["verify", "--expect-commitment", new])
+        #expect(rolledBack.status == 1, "\(rolledBack.stdout)")
+        #expect(rolledBack.stdout.contains("rolled back"), "\(rolledBack.stdout)")
+    }
+
+    @Test("rekey --rotate and upgrade act on the PostgreSQL keychain; verify on a store without a commitment is refused clearly")
+    func maintenanceVerbs() throws {
+        let fleet = try Fleet()
+        defer { fleet.remove() }
+        let before = try fleet.run(["verify"]).stdout
+        let rotated = try fleet.run(["rekey", "--rotate"])
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        #expect(rotated.stderr.contains(fleet.schema), "\(rotated.stderr)")
+        #expect(!fleet.madeFileKeychain, "rekey touched a file keychain")
+        let after = try fleet.run(["verify"])
+        #expect(after.status == 0 && after.stdout != before, "\(after.stdout)")
+        #expect(try fleet.run(["find-generic-password", "-a", "carol", "-s", "fleet", "-w"]).stdout == "v1-carol\n")
+        let upgrade = try fleet.run(["upgrade"])
+        #expect(upgrade.status == 0, "\(upgrade.stderr)")
+        #expect(upgrade.stdout.contains("format 2"), "\(upgrade.stdout)")
+        #expect(!fleet.madeFileKeychain)
+        let memory = try fleet.cli.run(["verify", "--backend", "memory"])
+        #expect(memory.status != 0, "\(memory.stdout)")
+        #expect(memory.stderr.contains("memory"), "\(memory.stderr)")
+        #expect(!fleet.madeFileKeychain)
+    }
 }

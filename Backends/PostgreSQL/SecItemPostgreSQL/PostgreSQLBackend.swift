@@ -152,9 +152,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// copied in by someone with write access to the database but no key).
     /// - Returns: What is wrong, one line each; empty when all is well.
     public func verify() throws(SecItemError) -> [String] {
-        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "verifying") { () throws(SecItemError) -> [String] in try s.verify() }
-        }
+        try verifyStore().problems
     }
 
     /// What `secitem diagnose` reports about a configuration, without creating
@@ -175,7 +173,7 @@ public final class PostgreSQLBackend: SecItemBackend {
         state.withLock { $0?.pq?.endpoint ?? "not connected" }
     }
 
-    private func withSession<R: Sendable>(_ body: (PostgreSQLSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
+    func withSession<R: Sendable>(_ body: (PostgreSQLSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
         try state.withLock { (session: inout PostgreSQLSession?) throws(SecItemError) -> R in
             guard let session else { throw SecItemError(errSecNotAvailable, "the PostgreSQL keychain was closed") }
             return try body(session)

@@ -138,20 +138,23 @@ extension PostgreSQLSession {
         return (items, elements, damaged)
     }
 
-    /// Checks every row and the row-set commitment, in one snapshot.
-    /// - Returns: What is wrong, one line each; empty when all is well.
-    func verify() throws(SecItemError) -> [String] {
+    /// Checks the tables, every row and the row-set commitment, in one snapshot.
+    /// - Returns: What is wrong, one line each (empty when all is well), and the
+    ///   commitment value `<generation>:<first 16 bytes of its MAC, hex>`, as the
+    ///   file backend prints it (empty when the commitment does not authenticate).
+    func verify() throws(SecItemError) -> (problems: [String], commitment: String) {
         _ = try exec("BEGIN ISOLATION LEVEL REPEATABLE READ")
         do throws(SecItemError) {
             let state = try exec("SELECT generation, count, cells, mac FROM \(sql.q).state WHERE id = 1")
             if try currentEpoch(lock: false) != header.epoch { throw staleKeys() }
             guard state.rows == 1, let generation = state.int64(0, 0), let count = state.int64(0, 1),
                 let committed = RowSetCommitment(generation: generation, count: count, cells: state.array(0, 2) ?? []),
-                state.array(0, 3) == (try committed.mac(codec.keys.mac))
+                let mac = state.array(0, 3), mac == (try committed.mac(codec.keys.mac))
             else {
                 _ = try exec(sql.commit)
-                return ["the row-set commitment is missing or does not authenticate (altered outside secitem)"]
+                return (["the row-set commitment is missing or does not authenticate (altered outside secitem)"], "")
             }
+            let value = "\(generation):" + mac.prefix(16).map { String(format: "%02x", $0) }.joined()
             let altered = try alterations().map { "altered outside secitem: \($0) (writes are refused until it is removed)" }
             var scanned = try scan(exec(sql.selectInWrite([])), maxVersion: generation)
             // Only the rows' integrity is wanted: zero the data every row decrypted to.
@@ -169,7 +172,7 @@ extension PostgreSQLSession {
                     problems.append("the rows differ from the row-set commitment (\(actual.count) rows present, \(committed.count) committed)")
                 }
             }
-            return problems
+            return (problems, value)
         } catch {
             if let pq, (try? pq.run("ROLLBACK", timeout: Self.bound(configuration))) == nil { self.pq = nil }
             throw error

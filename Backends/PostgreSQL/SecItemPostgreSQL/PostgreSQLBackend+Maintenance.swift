@@ -1,0 +1,34 @@
+public import SecItemCore
+import SecItemSQLite
+
+/// The shared keychain as `secitem verify`, `rekey` and `upgrade` maintain it.
+extension PostgreSQLBackend: SecItemMaintainableStore {
+    /// `PostgreSQL schema NAME (host=… dbname=… user=…)`, without the password.
+    public var storeLocation: String { configuration.fileConfiguration(configuration.keySource).path }
+
+    /// ``verify()``, with the commitment value that `--expect-commitment` compares.
+    public func verifyStore() throws(SecItemError) -> SecItemStoreReport {
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
+            try s.call(during: "verifying") { () throws(SecItemError) -> SecItemStoreReport in
+                let (problems, commitment) = try s.verify()
+                return SecItemStoreReport(problems: problems, commitment: commitment)
+            }
+        }
+    }
+
+    /// ``rekey(to:)``; a rekey here always replaces the data key, so `rewrapOnly` is refused.
+    public func rekey(to newKey: SecItemNewStoreKey, rewrapOnly: Bool) throws(SecItemError) {
+        if rewrapOnly {
+            throw SecItemError(
+                errSecUnimplemented,
+                "a PostgreSQL keychain is always rekeyed with a new data key (every row re-encrypted); --rewrap-only is for the file keychain")
+        }
+        switch newKey {
+        case .passphrase(let passphrase): try rekey(to: SQLiteBackend.KeySource.passphrase(passphrase))
+        case .keyFile(let path): try rekey(to: SQLiteBackend.KeySource.keyFile(path))
+        }
+    }
+
+    /// PostgreSQL keychains are created in the current format: nothing to upgrade.
+    public func upgradeFormat() throws(SecItemError) -> Bool { false }
+}

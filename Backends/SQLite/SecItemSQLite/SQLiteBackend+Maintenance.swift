@@ -1,0 +1,22 @@
+public import SecItemCore
+
+/// The file keychain as `secitem verify`, `rekey` and `upgrade` maintain it.
+extension SQLiteBackend: SecItemMaintainableStore {
+    public var storeLocation: String { configuration.path }
+
+    public func verifyStore() throws(SecItemError) -> SecItemStoreReport {
+        let report = try verify()
+        return SecItemStoreReport(problems: report.problems, commitment: report.commitment)
+    }
+
+    public func rekey(to newKey: SecItemNewStoreKey, rewrapOnly: Bool) throws(SecItemError) {
+        switch newKey {
+        case .passphrase(let passphrase): try rekey(to: KeySource.passphrase(passphrase), rewrapOnly: rewrapOnly)
+        case .keyFile(let path): try rekey(to: KeySource.keyFile(path), rewrapOnly: rewrapOnly)
+        }
+    }
+
+    public func upgradeFormat() throws(SecItemError) -> Bool {
+        try upgrade()
+    }
+}

@@ -1,0 +1,58 @@
+/// A backend whose store is sealed under keys it holds and keeps a keyed commitment
+/// to its whole row set: the encrypted file and PostgreSQL backends.
+///
+/// `secitem verify`, `rekey` and `upgrade` act through it on whichever of them is
+/// selected, and `dump-keychain`, `export` and `migrate` ask it for the rows a search
+/// cannot see (deleted, rolled back, replayed, copied in or damaged) before trusting
+/// what the searches return. A backend without such a store (the Secret Service,
+/// memory) does not adopt it.
+public protocol SecItemMaintainableStore: SecItemBackend {
+    /// Where the store is, for messages: a file's path; a PostgreSQL schema and server
+    /// (never a password).
+    var storeLocation: String { get }
+
+    /// Checks every row, the store's structure and the row set against the commitment.
+    /// - Throws: When the store cannot be read at all (its structure is damaged, its
+    ///   commitment does not authenticate, the server is unreachable).
+    func verifyStore() throws(SecItemError) -> SecItemStoreReport
+
+    /// Replaces the data key and re-encrypts every row, in one transaction.
+    func rotateDataKey() throws(SecItemError)
+
+    /// Protects the store with a new passphrase or key file (a new data key and every row
+    /// re-encrypted), or, with `rewrapOnly` where the store supports it, the same data
+    /// key re-wrapped.
+    /// - Throws: `errSecUnimplemented` for `rewrapOnly` on a store that always rotates.
+    func rekey(to newKey: SecItemNewStoreKey, rewrapOnly: Bool) throws(SecItemError)
+
+    /// Upgrades the store to the current format now (its first write would).
+    /// - Returns: Whether it was upgraded (false: it already was current).
+    func upgradeFormat() throws(SecItemError) -> Bool
+
+    /// Closes the store; later calls fail.
+    func close()
+}
+
+/// What ``SecItemMaintainableStore/verifyStore()`` found.
+public struct SecItemStoreReport: Sendable, Hashable {
+    /// One line per problem, without contents; empty when all is well.
+    public var problems: [String]
+    /// `<generation>:<32 hex digits>`: changes with every write. Kept where the store's
+    /// attacker cannot write, it reveals a rollback of the whole store to an older
+    /// consistent copy (`secitem verify --expect-commitment`). Empty when the store
+    /// keeps no commitment (a format-1 file).
+    public var commitment: String
+
+    public init(problems: [String], commitment: String) {
+        self.problems = problems
+        self.commitment = commitment
+    }
+}
+
+/// The new protection of ``SecItemMaintainableStore/rekey(to:rewrapOnly:)``.
+public enum SecItemNewStoreKey: Sendable {
+    /// A new passphrase (the store derives the key from it and keeps no copy).
+    case passphrase(Passphrase)
+    /// A key file (0600: 32 bytes raw, hex or base64).
+    case keyFile(String)
+}
