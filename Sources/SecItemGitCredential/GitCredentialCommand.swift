@@ -169,6 +169,8 @@ public enum GitCredentialCommand {
         } else {
             var env = environment
             if let backend = options.backend { env["SECITEM_BACKEND"] = backend }
+            // The backend keeps only the key derived from the passphrase: drop the taken copy once it is open.
+            defer { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) }
             do throws(SecItemError) {
                 let choice = try SecItemBackendChoice.resolve(environment: env)
                 // One identity for both entry points (git-credential-secitem, secitem credential-helper).
@@ -268,6 +270,16 @@ public enum GitCredentialCommand {
             }
             offset += n
         }
+    }
+
+    /// Takes the secrets the environment carries (`SECITEM_PASSPHRASE`, `SECITEM_POSTGRESQL_URL`)
+    /// out of it, as the `secitem` command does (docs/cli.md, "The process"): copied into
+    /// zeroing buffers, their entries zeroed, so `/proc/PID/environ` and child processes no
+    /// longer hold them; the configuration still finds them. Call it first in `main`, before
+    /// other threads run and before the environment is read (`secitem credential-helper`
+    /// has had it done by the command's own `main`).
+    public static func takeEnvironmentSecrets() {
+        SecretEnvironment.take(SecretEnvironment.standardSecrets)
     }
 
     /// The process holds passwords in memory: no core file may keep them, and no

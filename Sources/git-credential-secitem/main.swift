@@ -3,6 +3,8 @@
 import Foundation
 import SecItemGitCredential
 
+// Before anything reads the environment: the passphrase and the PostgreSQL URL leave it.
+GitCredentialCommand.takeEnvironmentSecrets()
 exit(
     GitCredentialCommand.main(
         Array(CommandLine.arguments.dropFirst()), name: "git-credential-secitem",

@@ -1,4 +1,5 @@
 import CSecItemProcess
+import SecItemCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,7 +10,7 @@ import Musl
 enum ProcessHardening {
     /// Environment variables that hold secrets: read once at start, then wiped
     /// from the process environment.
-    static let secretVariables = ["SECITEM_PASSPHRASE", "SECITEM_EXPORT_PASSPHRASE", "SECITEM_NEW_PASSPHRASE"]
+    static let secretVariables = SecretEnvironment.standardSecrets + ["SECITEM_EXPORT_PASSPHRASE", "SECITEM_NEW_PASSPHRASE"]
 
     /// The process environment, read from `environ` by bytes: what
     /// `ProcessInfo.processInfo.environment` gives (the first of duplicate names wins,

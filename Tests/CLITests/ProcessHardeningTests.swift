@@ -69,6 +69,39 @@ struct ProcessHardeningTests {
         #expect(diagnose.stdout.contains("process: core dumps off (dumpable 0, RLIMIT_CORE 0)"), "\(diagnose.stdout)")
     }
 
+    @Test("the PostgreSQL URL (and the password in it) is wiped from /proc/PID/environ, and still used (issue 27, 13)")
+    func postgresqlURLWiped() throws {
+        let cli = try CLI(backend: "postgresql", bus: false)
+        defer { cli.remove() }
+        let marker = "pg-url-secret-\(UUID().uuidString)"
+        let host = "/nonexistent-\(UUID().uuidString.prefix(8))"
+        let url = "host=\(host) dbname=secitem user=secitem password=\(marker)"
+        var env = cli.environment
+        env["SECITEM_POSTGRESQL_URL"] = url
+        env["SECITEM_PASSPHRASE"] = "fleet-passphrase"
+        let child = try ChildProcess(CLI.executable.path, ["add-generic-password", "-a", "a", "-s", "s", "-w", "-"], environment: env)
+        let pid = child.processIdentifier
+        var environ = Data()
+        _ = Self.wait {
+            let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+            environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
+            return cmdline.range(of: Data("add-generic-password".utf8)) != nil && !environ.isEmpty
+                && environ.range(of: Data(marker.utf8)) == nil
+        }
+        #expect(!environ.isEmpty)
+        #expect(environ.range(of: Data(marker.utf8)) == nil, "the URL's password is still in /proc/\(pid)/environ")
+        #expect(environ.range(of: Data("SECITEM_POSTGRESQL_URL=".utf8)) == nil)
+        try child.send(Data("pw\n".utf8))
+        let added = try child.finish()
+        // The URL was still used: the connection went to its host (which does not exist).
+        #expect(added.status == 53, "\(added.stderr)")
+        #expect(added.stderr.contains(host), "\(added.stderr)")
+        #expect(!added.stderr.contains(marker))
+        let diagnose = try cli.run(["diagnose"], environment: ["SECITEM_POSTGRESQL_URL": url, "SECITEM_PASSPHRASE": "p"])
+        #expect(diagnose.stdout.contains(host), "\(diagnose.stdout)")
+        #expect(!diagnose.stdout.contains(marker) && !diagnose.stderr.contains(marker))
+    }
+
     @Test("a signal at the password prompt restores the terminal's echo", arguments: ["INT", "TERM", "HUP"])
     func promptSignal(signal: String) throws {
         let cli = try CLI(backend: "file", bus: false)

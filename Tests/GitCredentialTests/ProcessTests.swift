@@ -171,6 +171,45 @@ struct ProcessTests {
         #expect(viaCLI.status == 2, "\(viaCLI.stderr)")
     }
 
+    @Test("SECITEM_PASSPHRASE and SECITEM_POSTGRESQL_URL are wiped from the helper's /proc/PID/environ, and still used (issue 27, 13)")
+    func environmentWiped() throws {
+        var p = try HelperProcess(backend: "file")
+        defer { p.remove() }
+        let marker = "helper-passphrase-\(UUID().uuidString)"
+        let urlMarker = "helper-url-secret-\(UUID().uuidString)"
+        p.environment["SECITEM_PASSPHRASE"] = marker
+        p.environment["SECITEM_KEY_SOURCE"] = "passphrase"
+        p.environment["SECITEM_POSTGRESQL_URL"] = "host=/nonexistent dbname=x password=\(urlMarker)"
+        #expect(try p.helper("store", "protocol=https\nhost=h\nusername=u\npassword=pw\n").status == 0)
+        for command in [["git-credential-secitem", "get"], ["secitem", "credential-helper", "get"]] {
+            // Blocked reading git's input: by then the environment must be wiped.
+            let child = try ChildProcess(
+                HelperProcess.binDirectory.appendingPathComponent(command[0]).path, Array(command.dropFirst()),
+                environment: p.environment)
+            let pid = child.processIdentifier
+            var environ = Data()
+            let deadline = Date().addingTimeInterval(20)
+            repeat {
+                let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+                environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
+                if cmdline.range(of: Data("get".utf8)) != nil, !environ.isEmpty, environ.range(of: Data(marker.utf8)) == nil,
+                    environ.range(of: Data(urlMarker.utf8)) == nil
+                {
+                    break
+                }
+                usleep(10_000)
+            } while Date() < deadline
+            #expect(!environ.isEmpty, "\(command)")
+            #expect(environ.range(of: Data(marker.utf8)) == nil, "\(command): the passphrase is still in /proc/\(pid)/environ")
+            #expect(environ.range(of: Data(urlMarker.utf8)) == nil, "\(command): the URL's password is still in /proc/\(pid)/environ")
+            try child.send(Data("protocol=https\nhost=h\n\n".utf8))
+            let answer = try child.finish()
+            // The passphrase was still used: the keychain opened with it.
+            #expect(answer.status == 0, "\(command): \(answer.stderr)")
+            #expect(answer.stdout == "username=u\npassword=pw\n", "\(command)")
+        }
+    }
+
     @Test("input that git keeps open after the blank line: the helper answers without waiting for the end")
     func blankLineEndsInput() throws {
         let p = try HelperProcess(backend: "file")

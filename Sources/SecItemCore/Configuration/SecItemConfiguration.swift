@@ -85,7 +85,9 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
                 passphrase: env[Variable.passphrase].map(Passphrase.init) ?? SecretEnvironment.value(Variable.passphrase),
                 collection: value(Variable.collection), accessGroups: value(Variable.accessGroups).map(Self.groups),
                 probeTimeout: value(Variable.probeTimeout).flatMap(Self.probeTimeout),
-                postgresqlURL: value(Variable.postgresqlURL), postgresqlSchema: value(Variable.postgresqlSchema),
+                postgresqlURL: value(Variable.postgresqlURL) ?? SecretEnvironment.value(Variable.postgresqlURL)
+                    .flatMap { $0.isEmpty ? nil : $0.exposedString() },
+                postgresqlSchema: value(Variable.postgresqlSchema),
                 applicationIdentifier: value(Variable.applicationIdentifier))
         }
 

@@ -15,6 +15,14 @@ import Synchronization
 /// The program drops each value when it is done with it (``forget(_:)``,
 /// ``consume(_:)``); backends keep only the derived key, never the passphrase.
 public enum SecretEnvironment {
+    /// The variables a program that takes its secrets out of the environment takes:
+    /// the key's passphrase and the PostgreSQL connection string (which may hold a
+    /// password; the configuration finds it taken as it finds the passphrase). The
+    /// `secitem` command and `git-credential-secitem` take these, and the command its
+    /// export and new passphrases too. `PGPASSWORD` stays: libpq reads it itself (keep
+    /// passwords in `~/.pgpass`).
+    public static let standardSecrets = ["SECITEM_PASSPHRASE", "SECITEM_POSTGRESQL_URL"]
+
     private static let taken = Mutex<[String: Passphrase]>([:])
 
     /// Takes each of `names` that is set (an empty value included) out of the
