@@ -23,6 +23,9 @@ public enum GitCredentialCommand {
         public var backend: String?
         /// The action: `get`, `store`, `erase`, or anything else (ignored).
         public var action: String?
+        /// `--foreign-items=git|all|none`: which items other Secret Service clients stored
+        /// count as git's credentials (default: git-credential-libsecret's own).
+        public var foreignItems: GitCredentialStore.ForeignItems = .git
         /// `--help`.
         public var help = false
 
@@ -53,6 +56,10 @@ public enum GitCredentialCommand {
           --timeout=SECONDS  stored credentials expire after SECONDS, at most \(maximumTimeout) (100 years)
           --backend=NAME     file or secret-service (default: SECITEM_BACKEND, the config file,
                              then the Secret Service when one answers, else the encrypted file)
+          --foreign-items=git|all|none
+                             on the Secret Service, which items other tools stored are git's:
+                             git-credential-libsecret's (git, the default), also GNOME's network
+                             passwords (all: erased only with their password), or none
 
         The credential is read from standard input (git's key=value lines). It never prompts: when
         the keychain cannot be used it says why on standard error and answers nothing, and git asks.
@@ -87,6 +94,12 @@ public enum GitCredentialCommand {
                 options.timeout = seconds
             } else if argument == "--backend" || argument.hasPrefix("--backend=") {
                 options.backend = try value("--backend", argument)
+            } else if argument == "--foreign-items" || argument.hasPrefix("--foreign-items=") {
+                let text = try value("--foreign-items", argument)
+                guard let choice = GitCredentialStore.ForeignItems(rawValue: text) else {
+                    throw GitCredentialInputError("--foreign-items needs git, all or none, not '\(text)'")
+                }
+                options.foreignItems = choice
             } else if argument.hasPrefix("-") {
                 throw GitCredentialInputError("unknown option '\(argument)'")
             } else if options.action == nil {
@@ -176,7 +189,9 @@ public enum GitCredentialCommand {
                 // One identity for both entry points (git-credential-secitem, secitem credential-helper).
                 var groups = try choice.configuration.accessGroups(toolIdentifier: applicationIdentifier).groups
                 // On the Secret Service, also what git-credential-libsecret stored (read, erased in place).
-                if choice.backend is SecretServiceBackend { groups.append(SecretServiceBackend.foreignItemsAccessGroup) }
+                if choice.backend is SecretServiceBackend, options.foreignItems != .none {
+                    groups.append(SecretServiceBackend.foreignItemsAccessGroup)
+                }
                 keychain = SecItemClient(backend: choice.backend, accessGroups: AccessGroups(groups))
             } catch {
                 outcome.messages.append("cannot open the keychain: \(describe(error)); \(fallback(action))")
@@ -184,7 +199,7 @@ public enum GitCredentialCommand {
                 return outcome
             }
         }
-        let store = GitCredentialStore(client: keychain, now: now)
+        let store = GitCredentialStore(client: keychain, now: now, foreignItems: options.foreignItems)
         do throws(SecItemError) {
             switch action {
             case "get":

@@ -26,10 +26,61 @@ public struct GitCredentialStore: Sendable {
     public let client: SecItemClient
     /// The clock that decides whether a credential has expired.
     public let now: @Sendable () -> Date
+    /// Which items other tools stored (the Secret Service's group `org.secitem.foreign`,
+    /// when the client is entitled to it) the helper returns and erases.
+    public let foreignItems: ForeignItems
 
-    public init(client: SecItemClient, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// Which Secret Service items that other tools stored count as git's credentials.
+    public enum ForeignItems: String, Sendable, Equatable, CaseIterable {
+        /// git-credential-libsecret's own: schema `org.git.Password` (git 2.43 and later),
+        /// or, as git 2.42 and earlier stored them, `org.gnome.keyring.NetworkPassword`
+        /// labelled `Git: …` with no domain. GNOME's other network passwords (GVfs
+        /// mounts, password dialogs) are neither returned nor erased. The default.
+        case git
+        /// Every internet password other tools stored, GNOME's network passwords too; those
+        /// that are not git's are erased only when git sends their password.
+        case all
+        /// None: only the credentials this helper stored.
+        case none
+    }
+
+    /// Who stored a found item.
+    enum Owner { case secItem, git, other }
+
+    public init(client: SecItemClient, now: @escaping @Sendable () -> Date = { Date() }, foreignItems: ForeignItems = .git) {
         self.client = client
         self.now = now
+        self.foreignItems = foreignItems
+    }
+
+    /// The access group of items other Secret Service clients stored.
+    static let foreignGroup = "org.secitem.foreign"
+
+    /// Who stored `item` (its attributes as returned): this helper (any SecItem group),
+    /// git-credential-libsecret, or another tool.
+    static func owner(_ item: [String: Any]) -> Owner {
+        guard item[kSecAttrAccessGroup as String] as? String == foreignGroup else { return .secItem }
+        switch item[kSecAttrDescription as String] as? String {
+        case "org.git.Password"?:
+            return .git
+        case "org.gnome.keyring.NetworkPassword"?:
+            // git-credential-libsecret before git 2.43 stored its items under GNOME's schema,
+            // labelled "Git: <url>", without the domain GNOME's own dialogs and GVfs may set.
+            let label = item[kSecAttrLabel as String] as? String ?? ""
+            let domain = item[kSecAttrSecurityDomain as String] as? String ?? ""
+            return label.hasPrefix("Git: ") && domain.isEmpty ? .git : .other
+        default:
+            return .other
+        }
+    }
+
+    /// Whether `get` may return an item of `owner`.
+    func returns(_ owner: Owner) -> Bool {
+        switch owner {
+        case .secItem: return true
+        case .git: return foreignItems != .none
+        case .other: return foreignItems == .all
+        }
     }
 
     /// The `protocol` values stored, and their `kSecAttrProtocol` codes. The first
@@ -74,6 +125,7 @@ public struct GitCredentialStore: Sendable {
         }
         let nowSeconds = Self.clockSeconds(now())
         let candidates = found.compactMap { item -> (Date, GitCredential)? in
+            guard returns(Self.owner(item)) else { return nil }
             guard let data = item[kSecValueData as String] as? Data, let stored = Self.decodeData(data) else { return nil }
             if let expiry = stored.passwordExpiryUTC, expiry <= nowSeconds { return nil }
             var answer = stored
@@ -156,6 +208,12 @@ public struct GitCredentialStore: Sendable {
     /// required; a blank query erases nothing) and, when git sends the rejected
     /// password, only those holding that password.
     ///
+    /// That is git's protocol (`credential_match`, and git-credential-libsecret since
+    /// git 2.43): without a password every match goes (`git credential reject` of a URL,
+    /// t0303's "helper can forget host/user"). It applies to this helper's credentials
+    /// and git-credential-libsecret's; an item another tool stored (with
+    /// ``ForeignItems/all`` only) is erased only when git sends its password.
+    ///
     /// - Returns: How many were deleted.
     public func erase(_ query: GitCredential) throws(SecItemError) -> Int {
         guard query.scheme != nil, query.host != nil, var search = matchAttributes(query) else { return 0 }
@@ -172,6 +230,9 @@ public struct GitCredentialStore: Sendable {
         var deleted = 0
         for item in found {
             guard let ref = item[kSecValuePersistentRef as String] as? Data else { continue }
+            let owner = Self.owner(item)
+            guard returns(owner) else { continue }
+            if owner == .other && query.password == nil { continue }
             if let password = query.password {
                 guard let data = item[kSecValueData as String] as? Data, Self.passwordLine(data) == password else { continue }
             }

@@ -165,7 +165,7 @@ struct ProcessTests {
         #expect(try p.helper("get", "protocol=https\nhost=timeout.example\n").stdout.isEmpty)
         // The largest accepted timeout (100 years) stores, and get returns the credential.
         #expect(try p.helper("store", credential, options: ["--timeout=3153600000"]).status == 0)
-        #expect(try p.helper("get", "protocol=https\nhost=timeout.example\n").stdout == "username=u\npassword=pw-not-shown\n")
+        #expect(try p.helper("get", "protocol=https\nhost=timeout.example\n").stdout.hasPrefix("username=u\npassword=pw-not-shown\npassword_expiry_utc="))
         // The same through the secitem command's verb.
         let viaCLI = try p.run("secitem", ["credential-helper", "--timeout=9223372036854775807", "store"], stdin: credential)
         #expect(viaCLI.status == 2, "\(viaCLI.stderr)")
@@ -276,5 +276,53 @@ struct ProcessTests {
         #expect(erase.status == 0, "\(erase.stderr)")
         #expect(try p.run(libsecret, ["get"], stdin: "protocol=https\nhost=\(host)\n").stdout.isEmpty)
         #expect(try p.helper("get", "protocol=https\nhost=\(host)\n").stdout.isEmpty)
+    }
+
+    @Test("GNOME NetworkPassword (GVfs) items are neither returned nor erased; git's own libsecret items are (issue 27, 11)")
+    func gvfsItemsLeftAlone() throws {
+        let p = try HelperProcess(backend: "secret-service")
+        defer { p.remove() }
+        let tool = try Executables.which("secret-tool")
+        let host = "gvfs-\(UUID().uuidString.lowercased()).example"
+        func store(_ label: String, _ secret: String, _ attributes: [String]) throws {
+            let stored = try p.run(tool, ["store", "--label=\(label)"] + attributes, stdin: secret)
+            #expect(stored.status == 0, "\(stored.stderr)")
+        }
+        func lookup(_ user: String) throws -> String {
+            try p.run(tool, ["lookup", "server", host, "user", user]).stdout
+        }
+        // What GVfs stores for a WebDAV mount (davs, seen as https) and a GNOME password dialog for https.
+        let network = ["xdg:schema", "org.gnome.keyring.NetworkPassword", "server", host]
+        try store("dave@\(host)", "gvfs-dav", network + ["protocol", "davs", "user", "dave", "authtype", "basic"])
+        try store("erin@\(host)", "gvfs-https", network + ["protocol", "https", "user", "erin", "domain", "CORP"])
+        // git-credential-libsecret's own item (git 2.43 and later: schema org.git.Password).
+        try store("Git: https://\(host)/", "git-pass", ["xdg:schema", "org.git.Password", "server", host, "protocol", "https", "user", "gina"])
+        defer { for user in ["dave", "erin", "gina"] { _ = try? p.run(tool, ["clear", "server", host, "user", user]) } }
+
+        #expect(try p.helper("get", "protocol=https\nhost=\(host)\n").stdout == "username=gina\npassword=git-pass\n")
+        for user in ["dave", "erin"] {
+            let get = try p.helper("get", "protocol=https\nhost=\(host)\nusername=\(user)\n")
+            #expect(get.stdout.isEmpty, "a GNOME NetworkPassword item was returned: \(get.stdout)")
+        }
+        // An erase without a password (git credential reject with a URL): git's item goes, GVfs's stay.
+        let erase = try p.helper("erase", "protocol=https\nhost=\(host)\n")
+        #expect(erase.status == 0, "\(erase.stderr)")
+        #expect(try lookup("gina").isEmpty)
+        #expect(try lookup("dave") == "gvfs-dav", "GVfs's WebDAV password was erased")
+        #expect(try lookup("erin") == "gvfs-https", "GNOME's https password was erased")
+        // Asked for them (--foreign-items=all): returned, but erased only with their own password.
+        let all = ["--foreign-items=all"]
+        #expect(try p.helper("get", "protocol=https\nhost=\(host)\nusername=erin\n", options: all).stdout == "password=gvfs-https\n")
+        #expect(try p.helper("erase", "protocol=https\nhost=\(host)\nusername=erin\n", options: all).status == 0)
+        #expect(try lookup("erin") == "gvfs-https", "erased without the matching password")
+        #expect(try p.helper("erase", "protocol=https\nhost=\(host)\nusername=erin\npassword=wrong\n", options: all).status == 0)
+        #expect(try lookup("erin") == "gvfs-https")
+        #expect(try p.helper("erase", "protocol=https\nhost=\(host)\nusername=erin\npassword=gvfs-https\n", options: all).status == 0)
+        #expect(try lookup("erin").isEmpty)
+        // --foreign-items=none: not even git's libsecret items.
+        try store("Git: https://\(host)/", "git-pass-2", ["xdg:schema", "org.git.Password", "server", host, "protocol", "https", "user", "gina"])
+        #expect(try p.helper("get", "protocol=https\nhost=\(host)\n", options: ["--foreign-items=none"]).stdout.isEmpty)
+        #expect(try p.helper("get", "protocol=https\nhost=\(host)\n").stdout == "username=gina\npassword=git-pass-2\n")
+        #expect(try p.helper("get", "protocol=https\nhost=\(host)\n", options: ["--foreign-items=bogus"]).status == 2)
     }
 }

@@ -15,6 +15,10 @@ import Foundation
 /// | `git-credential-libsecret` (`org.git.Password`) | `protocol`, `server`, `user`, `port`, `object` | internet password: protocol code, server, account = user, port, path = object, auth type `dflt` |
 /// | GNOME's `org.gnome.keyring.NetworkPassword` | `protocol`, `server`, `user`, `domain`, `object`, `authtype`, `port` | internet password, security domain = domain |
 ///
+/// An item's `xdg:schema`, when it has one, is its kind (`kSecAttrDescription`), so a
+/// reader can tell git's credentials from GNOME's network passwords (GVfs mounts,
+/// password dialogs), which carry the same attributes.
+///
 /// Such an item is read, has its secret updated and is deleted in place: its
 /// attributes are never rewritten, so the tool that stored it still finds it.
 /// Its identity (and persistent reference) is derived from its D-Bus object path.
@@ -68,6 +72,7 @@ enum ForeignItems {
             return nil
         }
         if !label.isEmpty { values[SecConstant.kSecAttrLabel] = .string(label) }
+        if let schema, !schema.isEmpty { values[SecConstant.kSecAttrDescription] = .string(schema) }
         values[SecConstant.kSecAttrAccessGroup] = .string(accessGroup)
         values[SecConstant.kSecAttrAccessible] = .string(SecConstant.kSecAttrAccessibleWhenUnlocked)
         values[SecConstant.kSecAttrSynchronizable] = .number(0)
