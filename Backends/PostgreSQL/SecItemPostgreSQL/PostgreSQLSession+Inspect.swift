@@ -47,6 +47,12 @@ extension PostgreSQLSession {
                 return (false, notes)
             }
             notes.append("key epoch \(header.epoch); unlocked with the key")
+            let r = try? pq.execute(sql.alterations, prepare: false, timeout: bound(configuration))
+            let altered = r.map { r in (0..<r.rows).compactMap { r.text($0, 0) } } ?? []
+            if !altered.isEmpty {
+                notes.append("altered outside secitem, so refused: \(altered.joined(separator: "; ")) (docs/postgresql.md)")
+                return (false, notes)
+            }
             return (true, notes)
         } catch {
             notes.append("cannot be opened: \(error)")

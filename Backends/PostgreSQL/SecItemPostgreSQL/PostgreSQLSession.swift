@@ -151,7 +151,10 @@ final class PostgreSQLSession {
                 throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its row-set commitment (state row)")
             }
             if epoch != header.epoch { throw staleKeys() }
-            if checksSchema, (r.int64(0, 5) ?? 1) != 0 { throw Self.altered(try alterations(), schema: sql.schema) }
+            if checksSchema, (r.int64(0, 5) ?? 1) != 0 {
+                let found = try alterations()
+                if !found.isEmpty { throw Self.altered(found, schema: sql.schema) }
+            }
             guard let locked = RowSetCommitment(generation: generation, count: count, cells: cells),
                 stored == (try locked.mac(codec.keys.mac))
             else {
@@ -213,7 +216,7 @@ final class PostgreSQLSession {
 
     /// The error for tables someone altered: names each alteration and how to undo it.
     static func altered(_ found: [String], schema: String) -> SecItemError {
-        let list = found.isEmpty ? "its tables changed during the call" : found.joined(separator: "; ")
+        let list = found.joined(separator: "; ")
         return SecItemError(
             errSecInvalidKeychain,
             "the PostgreSQL keychain in schema \(schema) was altered outside secitem (\(list)): writes could report "
