@@ -6,7 +6,7 @@
 /// cannot see (deleted, rolled back, replayed, copied in or damaged) before trusting
 /// what the searches return. A backend without such a store (the Secret Service,
 /// memory) does not adopt it.
-public protocol SecItemMaintainableStore: SecItemBackend {
+public protocol MaintainableStore: SecItemBackend {
     /// Where the store is, for messages: a file's path; a PostgreSQL schema and server
     /// (never a password).
     var storeLocation: String { get }
@@ -14,7 +14,7 @@ public protocol SecItemMaintainableStore: SecItemBackend {
     /// Checks every row, the store's structure and the row set against the commitment.
     /// - Throws: When the store cannot be read at all (its structure is damaged, its
     ///   commitment does not authenticate, the server is unreachable).
-    func verifyStore() throws(SecItemError) -> SecItemStoreReport
+    func verifyStore() throws(SecItemError) -> StoreVerificationReport
 
     /// Replaces the data key and re-encrypts every row, in one transaction.
     func rotateDataKey() throws(SecItemError)
@@ -23,7 +23,7 @@ public protocol SecItemMaintainableStore: SecItemBackend {
     /// re-encrypted), or, with `rewrapOnly` where the store supports it, the same data
     /// key re-wrapped.
     /// - Throws: `errSecUnimplemented` for `rewrapOnly` on a store that always rotates.
-    func rekey(to newKey: SecItemNewStoreKey, rewrapOnly: Bool) throws(SecItemError)
+    func rekey(to newKey: NewStoreKey, rewrapOnly: Bool) throws(SecItemError)
 
     /// Upgrades the store to the current format now (its first write would).
     /// - Returns: Whether it was upgraded (false: it already was current).
@@ -33,8 +33,8 @@ public protocol SecItemMaintainableStore: SecItemBackend {
     func close()
 }
 
-/// What ``SecItemMaintainableStore/verifyStore()`` found.
-public struct SecItemStoreReport: Sendable, Hashable {
+/// What ``MaintainableStore/verifyStore()`` found.
+public struct StoreVerificationReport: Sendable, Hashable {
     /// One line per problem, without contents; empty when all is well.
     public var problems: [String]
     /// `<generation>:<32 hex digits>`: changes with every write. Kept where the store's
@@ -49,8 +49,8 @@ public struct SecItemStoreReport: Sendable, Hashable {
     }
 }
 
-/// The new protection of ``SecItemMaintainableStore/rekey(to:rewrapOnly:)``.
-public enum SecItemNewStoreKey: Sendable {
+/// The new protection of ``MaintainableStore/rekey(to:rewrapOnly:)``.
+public enum NewStoreKey: Sendable {
     /// A new passphrase (the store derives the key from it and keeps no copy).
     case passphrase(Passphrase)
     /// A key file (0600: 32 bytes raw, hex or base64).

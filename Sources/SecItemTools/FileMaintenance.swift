@@ -5,20 +5,20 @@ import SecItemSQLite
 /// `secitem rekey`, `verify` and `upgrade`: maintenance of the keychain store the
 /// environment (and config file) selects, opened exactly as the backend is: the
 /// encrypted file, or the backend `SECITEM_BACKEND` / `backend =` names when its
-/// store is sealed and committed (``SecItemMaintainableStore``: PostgreSQL). With no
+/// store is sealed and committed (``MaintainableStore``: PostgreSQL). With no
 /// backend named it is the file keychain, whatever the automatic choice would pick.
 public enum FileMaintenance {
     /// The new protection for ``rekey(environment:to:rewrapOnly:)``.
-    public typealias NewKey = SecItemNewStoreKey
+    public typealias NewKey = NewStoreKey
 
     /// The store `environment` selects.
     /// - Throws: `errSecUnimplemented` for a named backend whose store has nothing to
     ///   maintain (the Secret Service, memory); what opening throws.
-    public static func open(_ environment: [String: String]) throws(SecItemError) -> any SecItemMaintainableStore {
+    public static func open(_ environment: [String: String]) throws(SecItemError) -> any MaintainableStore {
         let configuration = SecItemConfiguration.resolve(environment: environment)
         if let kind = configuration.backend, kind != .file {
             let backend = try SecItemBackendChoice.resolve(configuration: configuration).backend
-            guard let store = backend as? any SecItemMaintainableStore else {
+            guard let store = backend as? any MaintainableStore else {
                 throw SecItemError(
                     errSecUnimplemented,
                     "the \(kind) keychain keeps no sealed row set to verify, rekey or upgrade; these verbs act on the "

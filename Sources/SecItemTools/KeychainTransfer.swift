@@ -123,10 +123,10 @@ public enum KeychainTransfer {
     /// tampered rows, and rows deleted, rolled back (replayed) or copied in outside
     /// secitem — one line each, never contents. An export, migration or dump that
     /// trusted the searches alone would lose items, or carry old ones, silently. Only a
-    /// store that keeps a row-set commitment can tell (``SecItemMaintainableStore``:
+    /// store that keeps a row-set commitment can tell (``MaintainableStore``:
     /// the file and PostgreSQL backends); others return none.
     public static func damagedRows(in backend: any SecItemBackend) throws(SecItemError) -> [String] {
-        guard let store = backend as? any SecItemMaintainableStore else { return [] }
+        guard let store = backend as? any MaintainableStore else { return [] }
         return try store.verifyStore().problems
     }
 

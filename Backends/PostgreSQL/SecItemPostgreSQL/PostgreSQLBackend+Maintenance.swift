@@ -2,22 +2,22 @@ public import SecItemCore
 import SecItemSQLite
 
 /// The shared keychain as `secitem verify`, `rekey` and `upgrade` maintain it.
-extension PostgreSQLBackend: SecItemMaintainableStore {
+extension PostgreSQLBackend: MaintainableStore {
     /// `PostgreSQL schema NAME (host=… dbname=… user=…)`, without the password.
     public var storeLocation: String { configuration.fileConfiguration(configuration.keySource).path }
 
     /// ``verify()``, with the commitment value that `--expect-commitment` compares.
-    public func verifyStore() throws(SecItemError) -> SecItemStoreReport {
+    public func verifyStore() throws(SecItemError) -> StoreVerificationReport {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "verifying") { () throws(SecItemError) -> SecItemStoreReport in
+            try s.call(during: "verifying") { () throws(SecItemError) -> StoreVerificationReport in
                 let (problems, commitment) = try s.verify()
-                return SecItemStoreReport(problems: problems, commitment: commitment)
+                return StoreVerificationReport(problems: problems, commitment: commitment)
             }
         }
     }
 
     /// ``rekey(to:)``; a rekey here always replaces the data key, so `rewrapOnly` is refused.
-    public func rekey(to newKey: SecItemNewStoreKey, rewrapOnly: Bool) throws(SecItemError) {
+    public func rekey(to newKey: NewStoreKey, rewrapOnly: Bool) throws(SecItemError) {
         if rewrapOnly {
             throw SecItemError(
                 errSecUnimplemented,

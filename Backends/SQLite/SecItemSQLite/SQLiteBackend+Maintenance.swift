@@ -1,15 +1,15 @@
 public import SecItemCore
 
 /// The file keychain as `secitem verify`, `rekey` and `upgrade` maintain it.
-extension SQLiteBackend: SecItemMaintainableStore {
+extension SQLiteBackend: MaintainableStore {
     public var storeLocation: String { configuration.path }
 
-    public func verifyStore() throws(SecItemError) -> SecItemStoreReport {
+    public func verifyStore() throws(SecItemError) -> StoreVerificationReport {
         let report = try verify()
-        return SecItemStoreReport(problems: report.problems, commitment: report.commitment)
+        return StoreVerificationReport(problems: report.problems, commitment: report.commitment)
     }
 
-    public func rekey(to newKey: SecItemNewStoreKey, rewrapOnly: Bool) throws(SecItemError) {
+    public func rekey(to newKey: NewStoreKey, rewrapOnly: Bool) throws(SecItemError) {
         switch newKey {
         case .passphrase(let passphrase): try rekey(to: KeySource.passphrase(passphrase), rewrapOnly: rewrapOnly)
         case .keyFile(let path): try rekey(to: KeySource.keyFile(path), rewrapOnly: rewrapOnly)
