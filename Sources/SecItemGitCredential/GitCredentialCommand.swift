@@ -43,7 +43,7 @@ public enum GitCredentialCommand {
     /// The help text; `name` is how the command was invoked.
     public static func usage(_ name: String) -> String {
         """
-        Usage: \(name) [--timeout=SECONDS] [--backend=NAME] <get|store|erase>
+        Usage: \(name) [--timeout=SECONDS] [--backend=NAME] [--foreign-items=git|all|none] <get|store|erase>
 
         Git's credential helper on the SecItem keychain: HTTPS (and ftp, imap, smtp…) credentials
         are kept as internet passwords, as git-credential-osxkeychain keeps them on a Mac, in the

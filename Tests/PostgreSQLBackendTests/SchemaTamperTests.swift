@@ -73,6 +73,10 @@ struct SchemaTamperTests {
         #expect(try s.value("a") == "v1-a")
         #expect(try s.backend.verify().contains { $0.contains("keep_rows") })
         expectRefused("keep_rows", "opening") { _ = try s.reopen() }
+        // diagnose says so too.
+        let inspected = PostgreSQLBackend.inspect(.init(keySource: .keyFile(s.keys.keyFile), schema: s.schema))
+        #expect(!inspected.usable)
+        #expect(inspected.notes.contains { $0.contains("keep_rows") }, "\(inspected.notes)")
         // Removed again: the keychain works, and the delete goes through.
         try s.tamper("DROP RULE keep_rows ON \(s.schema).items")
         #expect(try s.client.deleteItems(["class": "genp", "svce": "fleet", "acct": "a"]) == 1)
