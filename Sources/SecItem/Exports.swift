@@ -210,6 +210,7 @@
 @_exported public import var SecItemCore.errSecDataNotAvailable
 @_exported public import var SecItemCore.errSecDecode
 @_exported public import func SecItemCore.SecCopyErrorMessageString
+@_exported public import func SecItemCore.SecItemCopyLastError
 @_exported public import var SecItemCore.errSecDskFull
 @_exported public import var SecItemCore.errSecOpWr
 @_exported public import var SecItemCore.errSecWrPerm

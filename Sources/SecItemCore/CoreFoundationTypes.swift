@@ -2,8 +2,8 @@
 //
 // On Apple platforms these are CF classes, toll-free bridged to Foundation's. Linux has
 // no Core Foundation in the public SDK, so each is the Foundation class it bridges to
-// (`CFString` is `NSString`, `CFError` is `NSError`), and `CFDictionary` is "any
-// dictionary": every spelling of a query Apple code writes converts to it with `as`.
+// (`CFString` is `NSString`, `CFDictionary` is `NSDictionary`, `CFError` is `NSError`):
+// CF, NS and Swift values convert into each other with as/as?/as! as on Apple platforms.
 // Why this representation, and what it costs: docs/secitem-semantics.md §8
 // ("Core Foundation on Linux").
 public import Foundation
@@ -11,24 +11,24 @@ public import Foundation
 /// A status code returned by every SecItem function (`errSecSuccess` is 0).
 public typealias OSStatus = Int32
 
-/// MacTypes' "no error", 0. An `Int`, as Swift imports it on Apple platforms, so both
-/// `status == noErr` and `OSStatus(noErr)` compile.
-public let noErr: Int = 0
+/// MacTypes' "no error", 0: an `OSStatus`, as Apple's SDK declares it for Swift, so
+/// `var lastResultCode: OSStatus = noErr`, `status == noErr` and `OSStatus(noErr)` compile.
+public let noErr: OSStatus = 0
 
 /// Any Core Foundation object; results come back as `CFTypeRef?` (or `AnyObject?`).
 public typealias CFTypeRef = AnyObject
 
 /// Apple's `CFString`, a class as on Apple platforms: the `kSec…` constants pass where
 /// an `AnyObject` is expected, go into `[String: AnyObject]` dictionaries, and convert
-/// with `kSecClass as String`.
+/// with `kSecClass as String`. Not `Sendable`, as on Apple's SDK.
 public typealias CFString = NSString
 
-/// Apple's `CFDictionary`: any dictionary. `query as CFDictionary` compiles for
-/// `[String: Any]`, `[String: AnyObject]`, `[CFString: Any]` literals
-/// (`[kSecClass: kSecClassGenericPassword, …] as CFDictionary`), `[String?: Any]`,
-/// `[AnyHashable: Any]` and `NSDictionary`. A `[String: Any]` is passed as it is,
-/// without a copy; other spellings are read key by key.
-public typealias CFDictionary = any SecItemDictionaryConvertible
+/// Apple's `CFDictionary`, toll-free bridged to `NSDictionary` there and the same class
+/// here: `query as CFDictionary` compiles for `[String: Any]`, `[String: AnyObject]`,
+/// `[AnyHashable: Any]` and `NSDictionary`, a `[kSecClass: kSecClassGenericPassword, …]`
+/// literal is one, and `cf as NSDictionary`, `cf as? [String: Any]`, `cf as! [String: Any]`
+/// convert back.
+public typealias CFDictionary = NSDictionary
 
 /// Apple's `CFData`.
 public typealias CFData = NSData
@@ -86,7 +86,7 @@ public func CFErrorGetDomain(_ err: CFError!) -> CFErrorDomain! {
 
 /// The error's user info (`kCFErrorDescriptionKey` holds what was wrong).
 public func CFErrorCopyUserInfo(_ err: CFError!) -> CFDictionary! {
-    err.userInfo
+    err.userInfo as NSDictionary
 }
 
 /// The error's description, as `CFErrorCopyDescription` gives it.
@@ -97,9 +97,9 @@ public func CFErrorCopyDescription(_ err: CFError!) -> CFString! {
 /// `kCFErrorDescriptionKey`, the user-info key of an error's description.
 nonisolated(unsafe) public let kCFErrorDescriptionKey: CFString = "NSDescription"
 
-/// What `as CFDictionary` accepts: Swift dictionaries of any key and value type, and
-/// `NSDictionary`. Not meant for other conformances; the SecItem functions read the
-/// dictionary through it.
+/// A query as `SecItemClient`'s methods take it: Swift dictionaries of any key and value
+/// type, and `NSDictionary` (`CFDictionary`). Not meant for other conformances; the client
+/// reads the dictionary through it.
 public protocol SecItemDictionaryConvertible {
     /// The dictionary as the core reads it: string keys (`CFString`, `String`,
     /// `String?`, `AnyHashable` holding either), values as they are.
@@ -156,4 +156,18 @@ private func secItemKeyString(_ key: Any) -> String? {
 private func secItemKeyTypeName(_ key: Any) -> String {
     if let optional = key as? any OptionalValue, optional.wrappedAny == nil { return "nil" }
     return String(describing: type(of: key))
+}
+
+// MARK: - CFString keys in AnyHashable
+
+/// On Apple platforms an `NSString` (a `CFString`) is hashed and compared as the `String`
+/// it holds once it is an `AnyHashable` (Foundation declares this conformance there), so
+/// `AnyHashable(kSecAttrAccount) == AnyHashable("acct")` and a result read as
+/// `[AnyHashable: Any]` finds `attributes[kSecAttrAccount]` and
+/// `attributes[kSecAttrAccount as String]` alike. swift-corelibs-foundation does not
+/// declare it; this is Apple's declaration.
+extension NSString: @retroactive _HasCustomAnyHashableRepresentation {
+    public func _toCustomAnyHashable() -> AnyHashable? {
+        AnyHashable(self as String)
+    }
 }

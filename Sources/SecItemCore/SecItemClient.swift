@@ -208,7 +208,7 @@ public struct SecItemClient: Sendable {
     // MARK: Apple-style API
 
     /// `SecItemAdd` on this client's store.
-    public func add(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    public func add(_ attributes: any SecItemDictionaryConvertible, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
         Self.status { () throws(SecItemError) in
             let value = try addItem(try attributes._secItemDictionary())
             result?.pointee = Self.object(value)
@@ -216,7 +216,7 @@ public struct SecItemClient: Sendable {
     }
 
     /// `SecItemCopyMatching` on this client's store. On failure `result` is left untouched.
-    public func copyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    public func copyMatching(_ query: any SecItemDictionaryConvertible, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
         Self.status { () throws(SecItemError) in
             let value = try copyMatchingItems(try query._secItemDictionary())
             result?.pointee = Self.object(value)
@@ -224,24 +224,29 @@ public struct SecItemClient: Sendable {
     }
 
     /// `SecItemUpdate` on this client's store.
-    public func update(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
+    public func update(
+        _ query: any SecItemDictionaryConvertible, _ attributesToUpdate: any SecItemDictionaryConvertible
+    ) -> OSStatus {
         Self.status { () throws(SecItemError) in
             try updateItems(try query._secItemDictionary(), try attributesToUpdate._secItemDictionary())
         }
     }
 
     /// `SecItemDelete` on this client's store.
-    public func delete(_ query: CFDictionary) -> OSStatus {
+    public func delete(_ query: any SecItemDictionaryConvertible) -> OSStatus {
         Self.status { () throws(SecItemError) in try deleteItems(try query._secItemDictionary()) }
     }
 
     // MARK: Internals
 
+    /// Runs an Apple-style call: its status, and its error kept for ``SecItemCopyLastError(_:)``.
     private static func status(_ body: () throws(SecItemError) -> Void) -> OSStatus {
         do {
             try body()
+            LastError.clear()
             return errSecSuccess
         } catch {
+            LastError.set(error)
             return error.status
         }
     }

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// An error from a keychain operation: its `OSStatus`, Apple's message for it,
 /// and, where there is one, the detail that says what went wrong.
 ///
@@ -103,4 +105,76 @@ public struct SecItemError: Error, Sendable, Equatable, CustomStringConvertible 
     public static let dataNotAvailable = SecItemError(errSecDataNotAvailable)
     /// `errSecDecode`, for matching: `catch SecItemError.decode`.
     public static let decode = SecItemError(errSecDecode)
+}
+
+/// `error.localizedDescription` is Apple's message with the detail (``SecItemError/description``),
+/// not Foundation's "The operation could not be completed".
+extension SecItemError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
+/// As an `NSError` (or a `CFError`), a `SecItemError` is what Security's errors are on Apple
+/// platforms: domain `NSOSStatusErrorDomain`, code the status, and the description with
+/// the detail under `NSLocalizedDescriptionKey`.
+extension SecItemError: CustomNSError {
+    public static var errorDomain: String { NSOSStatusErrorDomain }
+    public var errorCode: Int { Int(status) }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
+}
+
+/// The detailed error of the last failed SecItem call on this thread, for code that uses
+/// the C-style functions (which return only an `OSStatus`).
+///
+/// The functions `SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate` and `SecItemDelete`
+/// (and `SecItemClient`'s methods of the same shape) keep their error per thread, as
+/// `errno` is kept; a successful call clears it. Ask right after the call, on the same
+/// thread (no `await` in between):
+///
+/// ```swift
+/// let status = SecItemAdd(query as CFDictionary, nil)
+/// if status != errSecSuccess, let error = SecItemCopyLastError(status) {
+///     print(error.localizedDescription)  // "One or more parameters … (-50): kSecAttrLabel holds 20000 bytes; …"
+/// }
+/// ```
+///
+/// - Parameter status: The status the call returned; an error of another status is not returned.
+/// - Returns: A `CFError` (`NSError`) in `NSOSStatusErrorDomain` with code `status`, whose
+///   `localizedDescription` is Apple's message and what went wrong (which attribute, which
+///   size, which file; never a secret); `nil` when the last call on this thread succeeded or
+///   returned another status. Not an Apple function: Apple's Security keeps no such detail.
+public func SecItemCopyLastError(_ status: OSStatus) -> CFError? {
+    guard let error = LastError.get(), error.status == status else { return nil }
+    return NSError(domain: NSOSStatusErrorDomain, code: Int(status), userInfo: error.errorUserInfo)
+}
+
+/// The per-thread store behind ``SecItemCopyLastError(_:)``.
+enum LastError {
+    private final class Box {
+        let error: SecItemError
+        init(_ error: SecItemError) { self.error = error }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
+        }
+        return key
+    }()
+
+    static func set(_ error: SecItemError) {
+        clear()
+        pthread_setspecific(key, Unmanaged.passRetained(Box(error) as AnyObject).toOpaque())
+    }
+
+    static func clear() {
+        guard let old = pthread_getspecific(key) else { return }
+        pthread_setspecific(key, nil)
+        Unmanaged<AnyObject>.fromOpaque(old).release()
+    }
+
+    static func get() -> SecItemError? {
+        guard let pointer = pthread_getspecific(key) else { return nil }
+        return (Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? Box)?.error
+    }
 }

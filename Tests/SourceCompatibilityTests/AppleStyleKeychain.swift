@@ -59,16 +59,20 @@ public final class AppleStyleKeychain {
         return query
     }
 
-    /// A literal keyed by `String!` constants (a `[String?: Any]`), then `as CFDictionary`.
+    /// SwiftKeychainWrapper's shape: a `[String: Any]` keyed by `String!` constants, then
+    /// `as CFDictionary`. (A literal of `String!` keys written straight `as CFDictionary` is an
+    /// `NSDictionary` literal here, where Swift warns that the keys stay optional; see
+    /// docs/secitem-semantics.md, "Core Foundation on Linux".)
     func wrapperStyleSet(_ data: Data, account: String) -> OSStatus {
-        let query = [SecClass: kSecClassGenericPassword, SecAttrService: service, SecAttrAccount: account,
-                     SecValueData: data] as CFDictionary
-        return SecItemAdd(query, nil)
+        let query: [String: Any] = [SecClass: kSecClassGenericPassword, SecAttrService: service, SecAttrAccount: account,
+                                    SecValueData: data]
+        return SecItemAdd(query as CFDictionary, nil)
     }
 
     func wrapperStyleGet(account: String) -> Data? {
-        let query = [SecClass: kSecClassGenericPassword, SecAttrService: service, SecAttrAccount: account,
-                     SecReturnData: kCFBooleanTrue as Any, SecMatchLimit: kSecMatchLimitOne] as CFDictionary
+        let keys: [String: Any] = [SecClass: kSecClassGenericPassword, SecAttrService: service, SecAttrAccount: account,
+                                   SecReturnData: kCFBooleanTrue as Any, SecMatchLimit: kSecMatchLimitOne]
+        let query = keys as CFDictionary
         var result: AnyObject?
         let status = SecItemCopyMatching(query, &result)
         return status == noErr ? result as? Data : nil
