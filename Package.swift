@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "SecItemSecretService", targets: ["SecItemSecretService"]),
         .library(name: "SecItemPolkit", targets: ["SecItemPolkit"]),
         .library(name: "SecItemPostgreSQL", targets: ["SecItemPostgreSQL"]),
+        .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
         .executable(name: "secitem", targets: ["secitem"]),
         .executable(name: "git-credential-secitem", targets: ["git-credential-secitem"]),
     ],
@@ -96,6 +97,11 @@ let package = Package(
             name: "SecItemPolkit", dependencies: ["SecItemCore", "CSecItemDBus"], path: "Sources/SecItemPolkit",
             exclude: ["polkit"]  // the action file installers copy to /usr/share/polkit-1/actions
         ),
+
+        // MARK: LocalAuthentication (issue 26)
+        // Apple's LAContext/LAPolicy/LAError over the access gate: polkit asks the user; an
+        // evaluated context covers keychain reads passed it with kSecUseAuthenticationContext.
+        .target(name: "LocalAuthentication", dependencies: ["SecItemCore", "SecItemPolkit"], path: "Sources/LocalAuthentication"),
 
         // MARK: Backends
         .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),
@@ -259,7 +265,7 @@ let package = Package(
             name: "AccessControlTests",
             dependencies: [
                 "SecItem", "SecItemCore", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
-                "SecItemTestSupport",
+                "SecItemTestSupport", "LocalAuthentication",
             ],
             path: "Tests/AccessControlTests"
         ),

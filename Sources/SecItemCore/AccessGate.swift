@@ -67,6 +67,26 @@ public struct HeadlessAccessAuthority: AccessAuthority {
     }
 }
 
+// MARK: - An authentication that covers several reads
+
+/// What `kSecUseAuthenticationContext` carries: module LocalAuthentication's `LAContext`.
+///
+/// The gate asks it before the authority: a context whose earlier authentication still
+/// covers a read releases protected items without asking again (one authentication for
+/// several reads), and a context that forbids interaction makes a read that would have to
+/// ask fail with `errSecInteractionNotAllowed`. A successful authentication the gate
+/// obtains is recorded in the context, so the next read with it is covered too.
+public protocol AuthenticationContext: AnyObject, Sendable {
+    /// `LAContext.interactionNotAllowed`.
+    var forbidsInteraction: Bool { get }
+    /// `LAContext.localizedReason`, the prompt when the query sets no `kSecUseOperationPrompt`; `nil` when empty.
+    var promptReason: String? { get }
+    /// Whether an earlier authentication on this context covers a read now.
+    func coversRead() -> Bool
+    /// Records that the user just authenticated on this context.
+    func recordAuthentication()
+}
+
 // MARK: - What an item needs
 
 /// The access-control flags an item stores (`accc`): Apple's `SecAccessControlCreateFlags`
@@ -159,11 +179,16 @@ public enum AccessGate {
     ///    the authority is asked once for all of them: authorized → released;
     ///    dismissed → `errSecUserCanceled`; denied → `errSecAuthFailed`;
     ///    nobody to ask → `errSecInteractionNotAllowed` with the reason.
+    /// 3. With an authentication `context` (`kSecUseAuthenticationContext`): a context whose
+    ///    earlier authentication still covers the read releases without asking; one that
+    ///    forbids interaction (`interactionNotAllowed`) fails as ``AuthenticationUI/fail``;
+    ///    an authorization obtained here is recorded in it.
     ///
     /// - Returns: The items whose data may be returned, in order (fewer only with `.skip`).
     /// - Throws: ``SecItemError`` as above; nothing is returned then.
     public static func release(
-        _ items: [StoredItem], authenticationUI: AuthenticationUI, prompt: String?, authority: any AccessAuthority
+        _ items: [StoredItem], authenticationUI: AuthenticationUI, prompt: String?, authority: any AccessAuthority,
+        context: (any AuthenticationContext)? = nil
     ) throws(SecItemError) -> [StoredItem] {
         var released = items
         if authenticationUI == .skip {
@@ -183,13 +208,20 @@ public enum AccessGate {
             )
         }
         guard needsPresence else { return released }
+        if let context, context.coversRead() { return released }
         if authenticationUI == .fail {
             throw SecItemError(
                 errSecInteractionNotAllowed,
                 "an item found requires user presence and kSecUseAuthenticationUI is kSecUseAuthenticationUIFail")
         }
-        switch authority.authorizeUserPresence(prompt: prompt) {
+        if let context, context.forbidsInteraction {
+            throw SecItemError(
+                errSecInteractionNotAllowed,
+                "an item found requires user presence and the LAContext of kSecUseAuthenticationContext has interactionNotAllowed set")
+        }
+        switch authority.authorizeUserPresence(prompt: prompt ?? context?.promptReason) {
         case .authorized:
+            context?.recordAuthentication()
             return released
         case .dismissed:
             throw SecItemError(errSecUserCanceled, "the user dismissed the authentication dialog")

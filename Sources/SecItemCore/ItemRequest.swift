@@ -78,6 +78,8 @@ package struct ItemRequest: Sendable {
     package var authenticationUI = AuthenticationUI.allow
     /// `kSecUseOperationPrompt`.
     package var operationPrompt: String?
+    /// `kSecUseAuthenticationContext`: the `LAContext` whose authentication covers this read.
+    package var authenticationContext: (any AuthenticationContext)?
     /// `kSecAttrAccessControl`, folded into `pdmn` and `accc` once every key is read.
     var accessControl: SecAccessControl?
 
@@ -307,7 +309,11 @@ package struct ItemRequest: Sendable {
         case SecConstant.kSecUseKeychain:
             throw SecItemError(errSecUnimplemented, "kSecUseKeychain (macOS file keychains) is not implemented on Linux")
         case SecConstant.kSecUseAuthenticationContext:
-            return
+            guard case .authenticationContext(let context) = raw else {
+                throw SecItemError(
+                    errSecParam, "kSecUseAuthenticationContext must be an LAContext (import LocalAuthentication), not \(raw.typeName)")
+            }
+            authenticationContext = context
         case _ where key.hasPrefix("u_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecUse key")
         default:

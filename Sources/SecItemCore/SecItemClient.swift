@@ -150,7 +150,7 @@ public struct SecItemClient: Sendable {
         }
         items = try AccessGate.release(
             items, authenticationUI: request.authenticationUI, prompt: request.operationPrompt,
-            authority: accessAuthority)
+            authority: accessAuthority, context: request.authenticationContext)
         if skipping, let limit = request.limit.fetchLimit, items.count > limit {
             items.removeLast(items.count - limit)
         }

@@ -12,6 +12,8 @@ enum RawValue {
     case date(Date)
     /// A `SecAccessControl` (only `kSecAttrAccessControl` takes one).
     case accessControl(SecAccessControl)
+    /// An authentication context (`kSecUseAuthenticationContext`: LocalAuthentication's `LAContext`).
+    case authenticationContext(any AuthenticationContext)
     case other(String)
 
     init(_ value: Any) {
@@ -39,6 +41,8 @@ enum RawValue {
             self = .null
         } else if let access = value as? SecAccessControl {
             self = .accessControl(access)
+        } else if let context = value as? any AuthenticationContext {
+            self = .authenticationContext(context)
         } else {
             self = .other(String(describing: type(of: value)))
         }
@@ -86,6 +90,7 @@ enum RawValue {
         case .data: return "Data"
         case .date: return "Date"
         case .accessControl: return "SecAccessControl"
+        case .authenticationContext: return "LAContext"
         case .other(let name): return name
         }
     }

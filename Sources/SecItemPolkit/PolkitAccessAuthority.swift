@@ -104,6 +104,17 @@ public final class PolkitAccessAuthority: AccessAuthority {
         }
     }
 
+    // MARK: Asking without asking the user
+
+    /// Whether `name` has an owner on this authority's bus (`false` when the bus cannot be
+    /// reached): `org.freedesktop.PolicyKit1` is whether presence can be asked at all,
+    /// `net.reactivated.Fprint` whether fprintd (fingerprints) runs. Never prompts.
+    package func busNameHasOwner(_ name: String) -> Bool {
+        let opened = state.withLock { state in Self.connect(&state, address: busAddress) }
+        guard case .success(let bus) = opened else { return false }
+        return secitem_dbus_name_has_owner(bus.pointer, name) == 1
+    }
+
     // MARK: Diagnosis
 
     /// What `secitem diagnose` prints about this authority.

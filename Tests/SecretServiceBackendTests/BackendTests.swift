@@ -321,10 +321,10 @@ struct SecretServiceBackendTests {
     @Test("the collection is the default alias, never session")
     func collection() throws {
         let description = try #require(backend.collectionDescription)
-        #expect(description.contains("/org/freedesktop/secrets/collection/login"))
+        #expect(description.contains(SharedService.defaultCollection))
         let probe = SecretServiceBackend.probe(timeout: .seconds(5))
         #expect(probe.isUnlocked)
-        #expect(probe.collectionPath == "/org/freedesktop/secrets/collection/login")
+        #expect(probe.collectionPath == SharedService.defaultCollection)
     }
 
     @Test("the probe's session is the session the backend then uses: no second connection")

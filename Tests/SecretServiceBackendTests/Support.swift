@@ -33,6 +33,18 @@ enum SharedService {
         return try SecretServiceBackend(configuration: .init(namespace: namespace, timeout: .seconds(10)))
     }
 
+    /// Which provider scripts/with-secret-service started (`SECITEM_SECRET_SERVICE_PROVIDER`).
+    static let provider = ProcessInfo.processInfo.environment["SECITEM_SECRET_SERVICE_PROVIDER"] ?? "gnome-keyring"
+
+    /// The collection the provider's `default` alias names.
+    static var defaultCollection: String {
+        switch provider {
+        case "kwallet": return "/org/freedesktop/secrets/collection/kdewallet"
+        case "keepassxc": return "/org/freedesktop/secrets/collection/secitem"
+        default: return "/org/freedesktop/secrets/collection/login"
+        }
+    }
+
     static func client(_ backend: SecretServiceBackend) -> SecItemClient {
         SecItemClient(backend: backend, accessGroups: AccessGroups(["test", "other"]))
     }

@@ -1,7 +1,13 @@
 /* Attribute tables, item properties, secret values and error domains. */
 #include "CSecItemLibsecret.h"
 
-#define CSECITEM_CONTENT_TYPE "application/octet-stream"
+#include <string.h>
+
+/* The content type a stored secret declares: "text/plain" for UTF-8 text without NUL, which
+ * every provider hands back as it was given and `secret-tool lookup` prints; anything else
+ * "application/octet-stream", which KWallet and KeePassXC keep as bytes (docs/secret-service-mapping.md). */
+#define CSECITEM_CONTENT_TYPE_TEXT "text/plain"
+#define CSECITEM_CONTENT_TYPE_BYTES "application/octet-stream"
 
 /* In C because g_str_hash, g_str_equal and g_free are passed as function
  * pointers, which Swift cannot form from imported C functions. */
@@ -46,7 +52,9 @@ void csecitem_parse_properties(GVariant *props, gchar ***keys, gchar ***values, 
  * (libsecret keeps it in non-pageable memory and wipes it in secret_value_unref). */
 SecretValue *csecitem_value_new(const void *bytes, gsize length) {
     static const char empty[1] = {0};
-    return secret_value_new(length == 0 ? empty : (const gchar *)bytes, (gssize)length, CSECITEM_CONTENT_TYPE);
+    const gchar *text = length == 0 ? empty : (const gchar *)bytes;
+    gboolean textual = memchr(text, 0, length) == NULL && g_utf8_validate(text, (gssize)length, NULL);
+    return secret_value_new(text, (gssize)length, textual ? CSECITEM_CONTENT_TYPE_TEXT : CSECITEM_CONTENT_TYPE_BYTES);
 }
 
 /* In C for the typed lookup in a table whose values are SecretValue pointers
