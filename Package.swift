@@ -251,7 +251,7 @@ let package = Package(
         .target(name: "ClashingNamesLibrary", path: "Tests/ClashingNamesLibrary"),
         .testTarget(
             name: "SourceCompatibilityTests",
-            dependencies: ["SecItem", "SecItemMemory", "ClashingNamesLibrary"],
+            dependencies: ["SecItem", "SecItemMemory", "ClashingNamesLibrary", "LocalAuthentication", "SecItemCore"],
             path: "Tests/SourceCompatibilityTests",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
         ),
