@@ -135,7 +135,21 @@ extension Session {
         var error: UnsafeMutablePointer<GError>? = nil
         var aliasError: UnsafeMutablePointer<GError>? = nil
         var aliasPath: UnsafeMutablePointer<gchar>? = nil
-        let service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
+        var service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
+        // KWallet (kwalletd ≤ 5.103) refuses a DH public key of fewer than 128 bytes, and
+        // libsecret sends its key without leading zero bytes: 1 session in 256 fails with
+        // InvalidArgs "Client public key size is invalid". A new session has a new key.
+        var attempts = 1
+        while service == nil, attempts < 4, let failed = error, Self.isRejectedSessionKey(failed) {
+            g_error_free(failed)
+            error = nil
+            if let aliasPath { g_free(aliasPath) }
+            if let aliasError { g_error_free(aliasError) }
+            aliasPath = nil
+            aliasError = nil
+            attempts += 1
+            service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
+        }
         var aliasResult: Result<String?, SecItemError>?
         if let alias {
             let what = "reading the collection alias \"\(alias)\""
@@ -161,6 +175,13 @@ extension Session {
         let connection = csecitem_service_connection(service)!
         _ = csecitem_object_ref(UnsafeMutableRawPointer(connection))
         return (service, connection, aliasResult)
+    }
+
+    /// Whether opening the session failed because the provider refused the client's DH key.
+    private static func isRejectedSessionKey(_ error: UnsafeMutablePointer<GError>) -> Bool {
+        guard let message = error.pointee.message else { return false }
+        let text = String(cString: message)
+        return text.hasPrefix("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs:") && text.contains("public key")
     }
 
     static func setProxyTimeout(_ service: UnsafeMutablePointer<SecretService>, _ milliseconds: Int32) {
