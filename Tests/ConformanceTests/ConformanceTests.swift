@@ -23,6 +23,14 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
 
     var testDescription: String { rawValue }
 
+    /// The backends this run covers: all, or those `SECITEM_CONFORMANCE_BACKENDS` lists
+    /// (comma-separated raw values; scripts/test runs `secret-service` alone against KWallet and KeePassXC).
+    static var selected: [BackendUnderTest] {
+        guard let list = ProcessInfo.processInfo.environment["SECITEM_CONFORMANCE_BACKENDS"], !list.isEmpty else { return allCases }
+        let names = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return allCases.filter { names.contains($0.rawValue) }
+    }
+
     var options: ConformanceOptions {
         switch self {
         case .memory: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
@@ -58,7 +66,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
 @Suite("Conformance")
 struct ConformanceTests {
     /// The kit's cases, then this package's `Keychain` layer over the same store.
-    @Test("conformance", arguments: BackendUnderTest.allCases, ConformanceSuite.cases + KeychainCases.all)
+    @Test("conformance", arguments: BackendUnderTest.selected, ConformanceSuite.cases + KeychainCases.all)
     func conformance(backend: BackendUnderTest, test: ConformanceCase) async throws {
         try await test.run(options: backend.options) { try backend.makeBackend() }
     }

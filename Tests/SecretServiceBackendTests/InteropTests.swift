@@ -86,7 +86,11 @@ struct SecretServiceInteropTests {
 /// Two processes add the same primary key at the same moment.
 @Suite("Secret Service race")
 struct SecretServiceRaceTests {
-    @Test("two processes racing to add the same key 50 times: one item, one success each time")
+    @Test(
+        "two processes racing to add the same key 50 times: one item, one success each time",
+        .disabled(
+            if: SharedService.provider == "keepassxc",
+            "KeePassXC 2.7.4 exits when two clients create items at once (docs/secret-service-mapping.md, Providers)"))
     func race() throws {
         let namespace = "race-\(UUID().uuidString)"
         let backend = try SharedService.backend(namespace: namespace)
