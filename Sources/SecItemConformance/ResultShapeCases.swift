@@ -202,5 +202,23 @@ enum ResultShapeCases {
             try c.expectStatus(c.delete(c.genp("pk", "data", inB)), errSecSuccess, "delete")
             try c.expectStatus(c.readData("pk", "data", inB).0, errSecItemNotFound, "gone")
         },
+        ConformanceCase("results read as [[AnyHashable: Any]] or NSDictionary find an attribute by its kSec constant and by its string") { c in
+            // KeychainSwift's allKeys(): `$0[kSecAttrAccount]` on [[AnyHashable: Any]] (issue 26).
+            try c.addGenp("hash", "alice")
+            try c.addGenp("hash", "bob")
+            let (status, result) = c.copy([
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "hash", kSecReturnAttributes as String: true,
+                kSecReturnData as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
+            ])
+            try c.expectStatus(status, errSecSuccess, "search")
+            guard let items = result as? [[AnyHashable: Any]] else { throw c.fail("the result is not an [[AnyHashable: Any]]") }
+            try c.expect(Set(items.compactMap { $0[kSecAttrAccount] as? String }) == ["alice", "bob"], "by the constant")
+            try c.expect(Set(items.compactMap { $0[kSecAttrAccount as String] as? String }) == ["alice", "bob"], "by its string")
+            try c.expect(items.allSatisfy { $0[kSecValueData] as? Data == Data("secret".utf8) }, "v_Data by the constant")
+            let (_, one) = c.copy(c.genp("hash", "alice", [kSecReturnAttributes as String: true]))
+            guard let dictionary = one as? NSDictionary else { throw c.fail("a single result is not an NSDictionary") }
+            try c.expect(dictionary[kSecAttrAccount] as? String == "alice", "NSDictionary by the constant")
+            try c.expect(dictionary[kSecAttrAccount as String] as? String == "alice", "NSDictionary by its string")
+        },
     ]
 }
