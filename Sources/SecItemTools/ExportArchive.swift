@@ -161,14 +161,28 @@ public enum ExportArchive {
 
     /// Reads every item of the export file at `path`; nothing is returned unless
     /// the whole file is intact and complete.
-    /// - Parameter passphrase: Asked only for an encrypted file.
-    /// - Throws: `errSecAuthFailed` for a wrong passphrase; `errSecDecode` or
-    ///   `errSecInvalidKeychain` for a damaged, truncated or foreign file.
-    public static func read(from path: String, passphrase: () throws(SecItemError) -> Passphrase) throws(SecItemError)
-        -> [StoredItem]
-    {
+    ///
+    /// A plaintext (JSON) export is refused unless `allowPlaintext` is true: nothing
+    /// authenticates it, so anyone who could write the file chose its items, and a
+    /// plaintext file swapped in for an encrypted archive must not pass unnoticed
+    /// (`secitem import` passes its `--plaintext` flag here).
+    /// - Parameters:
+    ///   - allowPlaintext: Accept a plaintext (JSON) export. Default `false`.
+    ///   - passphrase: Asked only for an encrypted file.
+    /// - Throws: `errSecDecode` for a plaintext file without `allowPlaintext` (the
+    ///   file is not read further); `errSecAuthFailed` for a wrong passphrase;
+    ///   `errSecDecode` or `errSecInvalidKeychain` for a damaged, truncated or foreign file.
+    public static func read(
+        from path: String, allowPlaintext: Bool = false, passphrase: () throws(SecItemError) -> Passphrase
+    ) throws(SecItemError) -> [StoredItem] {
         if try isEncrypted(path) {
             return try readEncrypted(path, passphrase: try passphrase())
+        }
+        guard allowPlaintext else {
+            throw SecItemError(
+                errSecDecode,
+                "\(path) is a plaintext (JSON) export, not an encrypted one; anyone who could write it chose its items. "
+                    + "Pass allowPlaintext: true (secitem import --plaintext) to read it anyway")
         }
         guard var data = FileManager.default.contents(atPath: path) else { throw SecItemError(errSecIO, "cannot read \(path)") }
         defer { wipeData(&data) }

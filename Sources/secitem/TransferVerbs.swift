@@ -162,7 +162,8 @@ enum TransferVerbs {
         var items: [StoredItem] = []
         defer { items.wipeData() }
         do throws(SecItemError) {
-            items = try ExportArchive.read(from: input) { () throws(SecItemError) in
+            items = try ExportArchive.read(from: input, allowPlaintext: invocation.arguments.has("plaintext")) {
+                () throws(SecItemError) in
                 do throws(CommandError) {
                     return try passphrase(confirm: false)
                 } catch {
