@@ -212,13 +212,32 @@ static char *object_path_reply(GVariant *reply) {
     return copy;
 }
 
-// The session to watch, or NULL with *error set (the last way tried).
-static char *find_session(secitem_dbus *bus, const char *session_id, GError **error) {
+// Whether logind answers for the session at `path` (its LockedHint can be read).
+static gboolean session_answers(secitem_dbus *bus, const char *path) {
+    GVariant *reply = call(bus, path, PROPERTIES, "Get", g_variant_new("(ss)", LOGIN_SESSION, "LockedHint"), "(v)", NULL);
+    if (reply == NULL) return FALSE;
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+// The session to watch, or NULL with *error set (the last way tried). A session id
+// given (`session_id`, else $XDG_SESSION_ID) that logind does not know is passed over
+// for the session of this process, then the user's display session, and
+// `*named_unknown` is set: when neither exists the caller counts the session as
+// locked, never as unlocked (an environment variable must not open WhenUnlocked items).
+static char *find_session(secitem_dbus *bus, const char *session_id, gboolean *named_unknown, GError **error) {
     const char *id = session_id != NULL ? session_id : g_getenv("XDG_SESSION_ID");
     GVariant *reply;
+    *named_unknown = FALSE;
     if (id != NULL && id[0] != '\0') {
         reply = call(bus, LOGIN_PATH, LOGIN_MANAGER, "GetSession", g_variant_new("(s)", id), "(o)", error);
-        return reply != NULL ? object_path_reply(reply) : NULL;
+        if (reply != NULL) {
+            char *path = object_path_reply(reply);
+            if (session_answers(bus, path)) return path;
+            g_free(path);
+        }
+        g_clear_error(error);
+        *named_unknown = TRUE;
     }
     reply = call(bus, LOGIN_PATH, LOGIN_MANAGER, "GetSessionByPID", g_variant_new("(u)", (guint32)getpid()), "(o)",
                  error);
@@ -289,7 +308,8 @@ static gpointer watch_thread(gpointer data) {
         bus->connection, LOGIN_NAME, PROPERTIES, "PropertiesChanged", bus->session_path, LOGIN_SESSION,
         G_DBUS_SIGNAL_FLAGS_NONE, on_properties_changed, bus, NULL);
     read_locked(bus);
-    if (g_atomic_int_get(&bus->locked) < 0) g_atomic_int_set(&bus->locked, 0);
+    // LockedHint could not be read: the session counts as locked (closed), never as unlocked.
+    if (g_atomic_int_get(&bus->locked) < 0) g_atomic_int_set(&bus->locked, 1);
     g_mutex_lock(&bus->lock);
     bus->started = TRUE;
     g_cond_broadcast(&bus->ready);
@@ -307,17 +327,29 @@ int secitem_logind_watch(secitem_dbus *bus, const char *session_id, char **sessi
         return 0;
     }
     GError *error = NULL;
-    char *path = find_session(bus, session_id, &error);
+    gboolean named_unknown = FALSE;
+    char *path = find_session(bus, session_id, &named_unknown, &error);
     if (path == NULL) {
         char *why = message_of(error);
         gboolean absent = g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
             || g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER);
-        set_out(reason_out, absent ? g_strdup_printf("logind is not running on the system bus (%s)", why)
-                                   : g_strdup_printf("logind knows no session of this process (%s)", why));
+        int result = -1;
+        if (absent) {
+            set_out(reason_out, g_strdup_printf("logind is not running on the system bus (%s)", why));
+        } else if (named_unknown) {
+            const char *id = session_id != NULL ? session_id : g_getenv("XDG_SESSION_ID");
+            set_out(reason_out, g_strdup_printf("logind knows no session '%s' (named by %s), and this process and its "
+                                                "user have no other session (%s)",
+                                                id != NULL ? id : "", session_id != NULL ? "the caller" : "XDG_SESSION_ID",
+                                                why));
+            result = -2;
+        } else {
+            set_out(reason_out, g_strdup_printf("logind knows no session of this process (%s)", why));
+        }
         g_free(why);
         g_clear_error(&error);
         g_mutex_unlock(&bus->lock);
-        return -1;
+        return result;
     }
     bus->session_path = path;
     bus->context = g_main_context_new();

@@ -179,9 +179,20 @@ public struct SecItemClient: Sendable {
         let newData = changes.data
         let now = Date()
         let itemQuery = try makeQuery(query)
+        // Weakening or removing an item's protection releases what reading it would:
+        // it passes the same gate first (nothing is changed when it does not).
+        var cleared = Weakening()
+        if newAttributes[SecConstant.kSecAttrAccessControl] != nil || newAttributes[SecConstant.kSecAttrAccessible] != nil {
+            cleared = try clearWeakening(itemQuery, newAttributes, query)
+        }
         let count = try backend.update(matching: itemQuery) { old in
             var item = old
             item.attributes.merge(newAttributes) { _, new in new }
+            if !cleared.covers(Weakening(from: old, to: item)) {
+                // Changed since the check (another process): its protection stays as it was.
+                item.attributes[SecConstant.kSecAttrAccessControl] = old.attributes[SecConstant.kSecAttrAccessControl]
+                item.attributes[SecConstant.kSecAttrAccessible] = old.attributes[SecConstant.kSecAttrAccessible]
+            }
             if let newData { item.data = newData }
             var modified = now
             if case .date(let previous)? = old.attributes[SecConstant.kSecAttrModificationDate], modified <= previous {
@@ -192,6 +203,53 @@ public struct SecItemClient: Sendable {
         }
         guard count > 0 else { throw SecItemError(errSecItemNotFound) }
         return count
+    }
+
+    /// Which protections an update drops: the user-presence requirement, the session-lock binding.
+    struct Weakening {
+        var presence = false
+        var unlock = false
+
+        init() {}
+
+        init(from old: StoredItem, to new: StoredItem) {
+            let before = AccessRequirement(old), after = AccessRequirement(new)
+            presence = before.userPresence && !after.userPresence
+            unlock = before.unlockedSession && !after.unlockedSession
+        }
+
+        var isEmpty: Bool { !presence && !unlock }
+
+        func covers(_ other: Weakening) -> Bool { (presence || !other.presence) && (unlock || !other.unlock) }
+    }
+
+    /// Before an update that changes `kSecAttrAccessControl` or `kSecAttrAccessible`:
+    /// the items whose protection it would weaken (drop user presence, or move out of a
+    /// `WhenUnlocked` class) pass ``AccessGate`` as a read of their data would — a locked
+    /// session refuses, polkit is asked once for all of them, `kSecUseAuthenticationUIFail`
+    /// (and `Skip`, which cannot leave items out of an update) refuses without asking.
+    /// - Returns: What was cleared (every weakening, once the gate passed).
+    private func clearWeakening(
+        _ itemQuery: ItemQuery, _ newAttributes: [String: AttributeValue], _ request: ItemRequest
+    ) throws(SecItemError) -> Weakening {
+        var found = try backend.fetch(matching: itemQuery, limit: nil)
+        defer { found.wipeData() }
+        var weakened: [StoredItem] = []
+        for old in found {
+            var new = old
+            new.attributes.merge(newAttributes) { _, value in value }
+            if !Weakening(from: old, to: new).isEmpty {
+                weakened.append(StoredItem(itemClass: old.itemClass, id: old.id, attributes: old.attributes, data: nil))
+            }
+        }
+        guard !weakened.isEmpty else { return Weakening() }
+        _ = try AccessGate.release(
+            weakened, authenticationUI: request.authenticationUI == .skip ? .fail : request.authenticationUI,
+            prompt: request.operationPrompt, authority: accessAuthority)
+        var all = Weakening()
+        all.presence = true
+        all.unlock = true
+        return all
     }
 
     /// Deletes every item `query` matches, after ``ItemRequest/validate(_:entitlements:)``.

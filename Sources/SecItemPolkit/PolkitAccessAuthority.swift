@@ -11,7 +11,10 @@ import Synchronization
 ///   process, else the user's display session), followed through logind's
 ///   `PropertiesChanged` signals on a private system-bus connection, so a read
 ///   costs an atomic load, not a round trip. No system bus, no logind or no
-///   session: unlocked (there is nothing to lock), as on a headless server.
+///   session: unlocked (there is nothing to lock), as on a headless server. A
+///   session id logind does not know is passed over for the next way; when none
+///   is left, or the session's `LockedHint` cannot be read, the session counts as
+///   **locked**: naming a bogus session never opens `WhenUnlocked` items.
 /// - Presence: `org.freedesktop.PolicyKit1.Authority.CheckAuthorization` for
 ///   ``action`` (by default ``defaultAction``, shipped as
 ///   `policy/org.secitem.policy`, `auth_self`) with user interaction allowed:
@@ -46,6 +49,14 @@ public final class PolkitAccessAuthority: AccessAuthority {
         case notStarted
         case watching(session: String)
         case unavailable(reason: String)
+        /// A session was named that logind does not know, and there is no other: locked.
+        case closed(reason: String)
+    }
+
+    /// What ``sessionLockState()`` reads: the followed session, or a fixed answer.
+    private enum WatchedState {
+        case following(Bus)
+        case fixed(SessionLockState)
     }
 
     /// Creates an authority; it connects on first use.
@@ -64,24 +75,39 @@ public final class PolkitAccessAuthority: AccessAuthority {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    /// The authority the process default client uses: ``defaultAction``, or
-    /// `SECITEM_POLKIT_ACTION` when set (a distribution's own action; the test
-    /// suite's mock actions), and the caller's own session.
-    public static let processDefault: PolkitAccessAuthority = {
-        let action = getenv("SECITEM_POLKIT_ACTION").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? defaultAction
-        return PolkitAccessAuthority(action: action)
-    }()
+    /// The authority the process default client uses: ``defaultAction`` and the
+    /// caller's own session.
+    ///
+    /// Debug builds only (the test suite's mock actions): `SECITEM_POLKIT_ACTION`,
+    /// when set, names the action instead. Release builds ignore it, so the
+    /// environment cannot choose which polkit action guards the items (a
+    /// distribution with an action of its own builds a client with
+    /// ``init(action:sessionID:busAddress:timeoutMilliseconds:)``).
+    public static let processDefault = PolkitAccessAuthority(action: processDefaultAction)
+
+    /// ``defaultAction``, or in debug builds `SECITEM_POLKIT_ACTION` when set.
+    static var processDefaultAction: String {
+        #if DEBUG
+            if let action = getenv("SECITEM_POLKIT_ACTION").map({ String(cString: $0) }), !action.isEmpty { return action }
+        #endif
+        return defaultAction
+    }
 
     // MARK: AccessAuthority
 
     public func sessionLockState() -> SessionLockState {
-        let bus = state.withLock { state -> Bus? in
+        let watched = state.withLock { state -> WatchedState in
             if case .notStarted = state.watch { Self.startWatch(&state, sessionID: sessionID, address: busAddress) }
-            guard case .watching = state.watch else { return nil }
-            return state.bus
+            switch state.watch {
+            case .watching: return state.bus.map { .following($0) } ?? .fixed(.unlocked)
+            case .closed: return .fixed(.locked)
+            case .unavailable, .notStarted: return .fixed(.unlocked)
+            }
         }
-        guard let bus else { return .unlocked }
-        return secitem_logind_locked(bus.pointer) == 1 ? .locked : .unlocked
+        switch watched {
+        case .following(let bus): return secitem_logind_locked(bus.pointer) == 0 ? .unlocked : .locked
+        case .fixed(let state): return state
+        }
     }
 
     public func authorizeUserPresence(prompt: String?) -> PresenceOutcome {
@@ -160,6 +186,9 @@ public final class PolkitAccessAuthority: AccessAuthority {
         case .unavailable(let reason):
             session = "\(reason): the session counts as unlocked"
             logindReachable = false
+        case .closed(let reason):
+            session = "\(reason): the session counts as locked"
+            logindReachable = true
         case .notStarted:
             session = "not asked"
             logindReachable = false
@@ -221,10 +250,10 @@ public final class PolkitAccessAuthority: AccessAuthority {
         case .success(let bus):
             var session: UnsafeMutablePointer<CChar>?
             var reason: UnsafeMutablePointer<CChar>?
-            if secitem_logind_watch(bus.pointer, sessionID, &session, &reason) == 0 {
-                state.watch = .watching(session: take(session) ?? "?")
-            } else {
-                state.watch = .unavailable(reason: take(reason) ?? "no logind session")
+            switch secitem_logind_watch(bus.pointer, sessionID, &session, &reason) {
+            case 0: state.watch = .watching(session: take(session) ?? "?")
+            case -2: state.watch = .closed(reason: take(reason) ?? "logind knows no such session")
+            default: state.watch = .unavailable(reason: take(reason) ?? "no logind session")
             }
         }
     }

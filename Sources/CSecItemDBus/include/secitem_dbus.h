@@ -40,8 +40,11 @@ secitem_polkit_result secitem_polkit_check(
 
 /// Starts following the LockedHint of a logind session: `session_id`, else
 /// $XDG_SESSION_ID, else the session of this process, else the user's display
-/// session. Returns 0 when watching (and `*session_out` names the session), -1
-/// when there is no session or no logind (`*reason_out` says which).
+/// session. A session id logind does not know is passed over for the next way.
+/// Returns 0 when watching (and `*session_out` names the session), -1 when there
+/// is no session or no logind, -2 when a session id was given that logind does not
+/// know and there is no other session: the caller counts that as locked
+/// (`*reason_out` says which). A session whose LockedHint cannot be read counts as locked.
 int secitem_logind_watch(secitem_dbus *bus, const char *session_id, char **session_out, char **reason_out);
 
 /// The watched session's LockedHint: 1 locked, 0 unlocked, -1 not watching.
