@@ -83,11 +83,14 @@ struct DiagnoseTests {
         #expect(result.stdout.contains("access-groups = team,other"))
         #expect(result.stdout.contains("SECITEM_PASSPHRASE=(set)"))
         #expect(!result.stdout.contains("hunter2") && !result.stderr.contains("hunter2"))
-        // access-groups from the config file apply: new items go to the first group.
+        // access-groups from the config file are shared groups, not a default: new items go to the command's own group.
         #expect(try cli.run(["add-generic-password", "-a", "g", "-s", "groups", "-w", "-"], stdin: "x",
                             environment: ["SECITEM_PASSPHRASE": "hunter2-passphrase"]).status == 0)
         let found = try cli.run(["find-generic-password", "-s", "groups"], environment: ["SECITEM_PASSPHRASE": "hunter2-passphrase"])
-        #expect(found.stdout.contains("\"agrp\"<blob>=\"team\""), "\(found.stdout)\(found.stderr)")
+        #expect(found.stdout.contains("\"agrp\"<blob>=\"org.secitem.cli\""), "\(found.stdout)\(found.stderr)")
+        // They are entitled: -G team puts an item there.
+        #expect(try cli.run(["add-generic-password", "-a", "g", "-s", "team-groups", "-G", "team", "-w", "-"], stdin: "x",
+                            environment: ["SECITEM_PASSPHRASE": "hunter2-passphrase"]).status == 0)
     }
 
     @Test("a bad config file is bad usage and names the line")

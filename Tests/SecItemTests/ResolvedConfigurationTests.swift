@@ -29,7 +29,12 @@ struct ResolvedConfigurationTests {
         #expect(noCode.setting(\.collection)?.origin == .environment("SECITEM_COLLECTION"))
         #expect(noCode.backend == .file)
         #expect(noCode.backendOrigin == .configFile(root.path + "/secitem/config"))
-        #expect(noCode.accessGroups.groups == ["f1", "f2"])
+        // The config file's groups are shared groups after the program's own, never its default.
+        #expect(noCode.accessGroups.groups == [noCode.applicationIdentifier.value, "f1", "f2"])
+        #expect(try noCode.accessGroups(toolIdentifier: "org.example.tool").groups == ["org.example.tool", "f1", "f2"])
+        // Listed in the environment, they are the process's exactly (the first is the default).
+        let listed = SecItemConfiguration.resolve(environment: env.merging(["SECITEM_ACCESS_GROUPS": "e1,e2"]) { $1 })
+        #expect(listed.accessGroups.groups == ["e1", "e2"])
         #expect(noCode.file == "/from/file")
         let defaults = SecItemConfiguration.resolve(environment: ["HOME": "/h", "SECITEM_CONFIG": "none"])
         #expect(defaults.backend == nil && defaults.backendOrigin == .defaults)

@@ -189,20 +189,38 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     public private(set) var passphrase: Passphrase?
     /// The Secret Service collection, when given.
     public var collection: String? { setting(\.collection)?.value }
-    /// The entitled access groups: those listed (code, `SECITEM_ACCESS_GROUPS`,
-    /// `access-groups`; the first is the default), else exactly one, the
-    /// ``applicationIdentifier``, as on Apple platforms.
+    /// The entitled access groups: those listed for this process (code or
+    /// `SECITEM_ACCESS_GROUPS`; the first is the default), else the
+    /// ``applicationIdentifier`` (the default group, as on Apple platforms) followed by
+    /// the config file's `access-groups`.
+    ///
+    /// The config file is the user's, read by every program on the account: its
+    /// groups are *shared* groups each program is also entitled to, never a default
+    /// group, so it cannot make unrelated programs (and the git credential helper) one
+    /// application whose wipe takes the others' items.
     public var accessGroups: AccessGroups {
         if let listed = listedAccessGroups { return AccessGroups(listed) }
-        return .application(applicationIdentifier.value)
+        return AccessGroups([applicationIdentifier.value] + configFileAccessGroups)
     }
 
-    /// The groups listed explicitly, when any non-blank one is.
+    /// The groups listed for this process (code, `SECITEM_ACCESS_GROUPS`), when any
+    /// non-blank one is. The config file's are not among them: see ``accessGroups``.
     private var listedAccessGroups: [String]? {
-        guard let groups = setting(\.accessGroups)?.value,
-            groups.contains(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
-        else { return nil }
+        guard let groups = code.accessGroups ?? environmentSettings.accessGroups, Self.anyNonBlank(groups) else {
+            return nil
+        }
         return groups
+    }
+
+    /// The config file's `access-groups`, shared groups added after the program's own
+    /// (empty when code or the environment list groups: those win).
+    private var configFileAccessGroups: [String] {
+        guard let groups = fileSettings.accessGroups, Self.anyNonBlank(groups) else { return [] }
+        return groups
+    }
+
+    private static func anyNonBlank(_ groups: [String]) -> Bool {
+        groups.contains(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
     }
 
     /// The application identifier: code, `SECITEM_APPLICATION_ID`, `application-id`,
@@ -231,15 +249,16 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// The entitlements of a tool with an identity of its own (the git credential
-    /// helper): the listed groups, else exactly one, the application identifier given
-    /// explicitly (code, `SECITEM_APPLICATION_ID`, `application-id`), else
-    /// `toolIdentifier`: never one derived from the bundle, Flatpak or executable, so
-    /// every entry point of the tool (and every name it is installed under) shares items.
+    /// helper): the groups listed for the process (code, `SECITEM_ACCESS_GROUPS`), else
+    /// the application identifier given explicitly (code, `SECITEM_APPLICATION_ID`,
+    /// `application-id`), else `toolIdentifier` — never one derived from the bundle,
+    /// Flatpak or executable, so every entry point of the tool (and every name it is
+    /// installed under) shares items — followed by the config file's shared `access-groups`.
     /// - Throws: `errSecParam` when the explicit application identifier is unusable.
     public func accessGroups(toolIdentifier: String) throws(SecItemError) -> AccessGroups {
         if let listed = listedAccessGroups { return AccessGroups(listed) }
-        guard setting(\.applicationIdentifier) != nil else { return .application(toolIdentifier) }
-        return .application(try resolvedApplicationIdentifier().value)
+        let own = setting(\.applicationIdentifier) != nil ? try resolvedApplicationIdentifier().value : toolIdentifier
+        return AccessGroups([own] + configFileAccessGroups)
     }
 
     /// The entitlements of an operator tool (the `secitem` command): every access
