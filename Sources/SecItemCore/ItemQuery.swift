@@ -55,6 +55,12 @@ public struct ItemQuery: Sendable, Hashable {
     /// search by ``accessGroups`` must not do so when this is set; one that
     /// ignores it finds nothing, never too much.
     public var coversEveryAccessGroup = false
+    /// The request named its access group (`kSecAttrAccessGroup`), rather than
+    /// searching every entitled group. A backend may let writes reach items that only
+    /// a request naming their group (or the item, by ``persistentReferenceID``) should
+    /// touch: the Secret Service's items of other tools are never reached by a
+    /// class-wide delete.
+    public var namesAccessGroup = false
     /// Which synchronizable states are visible.
     public var synchronizable: SynchronizableFilter
     /// `kSecMatchCaseInsensitive`: string comparisons ignore case.

@@ -349,6 +349,7 @@ public struct SecItemClient: Sendable {
         }
         // An operator client's search that names no group covers every group.
         query.coversEveryAccessGroup = accessGroups.coversEveryGroup && parsed.accessGroup == nil
+        query.namesAccessGroup = parsed.accessGroup != nil
         return query
     }
 }

@@ -184,6 +184,9 @@ public enum GitCredentialCommand {
             if let backend = options.backend { env["SECITEM_BACKEND"] = backend }
             // The backend keeps only the key derived from the passphrase: drop the taken copy once it is open.
             defer { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) }
+            // git's own libsecret helper's credentials are git's too: `erase` removes them
+            // in place, one by one by persistent reference (never a class-wide delete).
+            env["SECITEM_SECRET_SERVICE_FOREIGN_WRITES"] = "1"
             do throws(SecItemError) {
                 let choice = try SecItemBackendChoice.resolve(environment: env)
                 // One identity for both entry points (git-credential-secitem, secitem credential-helper).

@@ -200,7 +200,10 @@ enum TransferVerbs {
         for name in [args.value("from"), args.value("to")].compactMap({ $0 }) where BackendKind(name) != .secretService {
             throw CommandError(.usage, "--adopt-foreign works within the Secret Service, not '\(name)'")
         }
-        let env = invocation.environment
+        var env = invocation.environment
+        // --move deletes the originals, one by one by persistent reference: the named
+        // write the Secret Service backend allows on other tools' items only when asked.
+        if args.has("move") { env["SECITEM_SECRET_SERVICE_FOREIGN_WRITES"] = "1" }
         var selection = try selection(args, environment: env)
         selection.accessGroups = [foreign]
         selection.includeThisDeviceOnly = true

@@ -26,11 +26,17 @@ struct ForeignItemsCLITests {
         let find = try cli.run(["find-generic-password", "-s", service, "-a", "bob", "-w"], environment: foreign)
         #expect(find.status == 0, "\(find.stderr)")
         #expect(find.stdout == "tok-1\n")
+        // Read-only without the opt-in: the delete is refused and secret-tool still finds its item.
+        let refused = try cli.run(["delete-generic-password", "-s", service, "-a", "bob"], environment: foreign)
+        #expect(refused.status != 0, "\(refused.stdout)")
+        #expect(try tool(cli, secretTool, ["lookup", "service", service, "account", "bob"]).stdout == "tok-1")
+        var writable = foreign
+        writable["SECITEM_SECRET_SERVICE_FOREIGN_WRITES"] = "1"
         let update = try cli.run(["add-generic-password", "-U", "-s", service, "-a", "bob", "-w", "-"], stdin: "tok-2",
-                                 environment: foreign)
+                                 environment: writable)
         #expect(update.status == 0, "\(update.stderr)")
         #expect(try tool(cli, secretTool, ["lookup", "service", service, "account", "bob"]).stdout == "tok-2")
-        let delete = try cli.run(["delete-generic-password", "-s", service, "-a", "bob"], environment: foreign)
+        let delete = try cli.run(["delete-generic-password", "-s", service, "-a", "bob"], environment: writable)
         #expect(delete.status == 0, "\(delete.stderr)")
         #expect(try tool(cli, secretTool, ["lookup", "service", service, "account", "bob"]).status != 0)
     }

@@ -24,8 +24,13 @@ struct ForeignItemsTests {
         return result
     }
 
+    /// A client on a backend opened with the opt-in to write other tools' items
+    /// (`foreignItemsWritable`); writes to them name their group.
     func client(_ groups: [String]) throws -> SecItemClient {
-        SecItemClient(backend: try SharedService.backend(), accessGroups: AccessGroups(groups))
+        try SharedService.availability.get()
+        let backend = try SecretServiceBackend(
+            configuration: .init(namespace: "test-\(UUID().uuidString)", timeout: .seconds(10), foreignItemsWritable: true))
+        return SecItemClient(backend: backend, accessGroups: AccessGroups(groups))
     }
 
     @Test("secret-tool's item: invisible by default; with the foreign group read, updated in place, deleted")
@@ -49,13 +54,15 @@ struct ForeignItemsTests {
         #expect(found[SecConstant.kSecAttrAccessGroup] as? String == Self.foreign)
 
         // The secret is updated in place: secret-tool still finds the item by its own attributes.
-        try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob"],
+        try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob",
+                           SecConstant.kSecAttrAccessGroup: Self.foreign],
                           [SecConstant.kSecValueData: Data("tok-2".utf8)])
         let lookup = try secretTool(["lookup", "service", service, "account", "bob"])
         #expect(lookup.stdout == "tok-2")
         // Attributes of a foreign item are not rewritten: changing one is refused, nothing changes.
         #expect(throws: SecItemError.self) {
-            try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service], [SecConstant.kSecAttrAccount: "eve"])
+            try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccessGroup: Self.foreign],
+                              [SecConstant.kSecAttrAccount: "eve"])
         }
         #expect(try secretTool(["lookup", "service", service, "account", "bob"]).stdout == "tok-2")
         // Creating items in the foreign group is refused.
@@ -64,7 +71,8 @@ struct ForeignItemsTests {
                            SecConstant.kSecAttrAccessGroup: Self.foreign, SecConstant.kSecValueData: Data("y".utf8)])
         }
 
-        let deleted = try c.deleteItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob"])
+        let deleted = try c.deleteItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "bob",
+                                         SecConstant.kSecAttrAccessGroup: Self.foreign])
         #expect(deleted == 1)
         #expect(try secretTool(["lookup", "service", service, "account", "bob"]).status != 0)
     }
@@ -79,11 +87,13 @@ struct ForeignItemsTests {
         let query: [String: Any] = [SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "carol",
                                     SecConstant.kSecReturnData: true]
         #expect(try c.copyMatchingItems(query) as? Data == Data("py-1".utf8))
-        try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "carol"],
+        try c.updateItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service, SecConstant.kSecAttrAccount: "carol",
+                           SecConstant.kSecAttrAccessGroup: Self.foreign],
                           [SecConstant.kSecValueData: Data("py-2".utf8)])
         let read = try python("print(keyring.get_password('\(service)', 'carol'))")
         #expect(read.stdout == "py-2\n", "\(read.stderr)")
-        #expect(try c.deleteItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service]) == 1)
+        #expect(try c.deleteItems([SecConstant.kSecClass: SecConstant.kSecClassGenericPassword, SecConstant.kSecAttrService: service,
+                                   SecConstant.kSecAttrAccessGroup: Self.foreign]) == 1)
         let gone = try python("print(keyring.get_password('\(service)', 'carol'))")
         #expect(gone.stdout == "None\n", "\(gone.stderr)")
     }

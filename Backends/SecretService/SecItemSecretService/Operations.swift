@@ -18,6 +18,8 @@ struct FoundItem {
 struct Operations {
     let session: Session
     let namespace: String?
+    /// ``SecretServiceBackend/Configuration/foreignItemsWritable``.
+    var foreignItemsWritable = false
 
     // MARK: Finding
 
@@ -278,8 +280,26 @@ struct Operations {
 
     // MARK: Update
 
+    /// The found items a write may change. Other tools' items (``ForeignItems``) are
+    /// left out unless the request named them (their group, or one by persistent
+    /// reference): a class-wide delete never reaches them. Named, they need the
+    /// backend's opt-in, else the write is `errSecReadOnly` and nothing changes.
+    private func writable(_ found: [FoundItem], _ query: ItemQuery) throws(SecItemError) -> [FoundItem] {
+        guard found.contains(where: { $0.item.accessGroup == ForeignItems.accessGroup }) else { return found }
+        let named = query.persistentReferenceID != nil || (query.namesAccessGroup && query.accessGroups == [ForeignItems.accessGroup])
+        guard named else { return found.filter { $0.item.accessGroup != ForeignItems.accessGroup } }
+        guard foreignItemsWritable else {
+            throw SecItemError(
+                errSecReadOnly,
+                "items other tools stored (\(ForeignItems.accessGroup)) are read-only; open the Secret Service backend "
+                    + "with foreignItemsWritable (SECITEM_SECRET_SERVICE_FOREIGN_WRITES=1) to change or delete them, "
+                    + "or adopt them into a SecItem group (secitem migrate --adopt-foreign)")
+        }
+        return found
+    }
+
     func update(_ query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
-        let old = try find(query, limit: nil, loadSecrets: true)
+        let old = try writable(try find(query, limit: nil, loadSecrets: true), query)
         guard !old.isEmpty else { return 0 }
         let new = old.map { transform($0.item) }
         let oldOwners = Dictionary(old.map { ($0.item.primaryKey, $0.item.id) }, uniquingKeysWith: { a, _ in a })
@@ -341,7 +361,7 @@ struct Operations {
     // MARK: Delete
 
     func delete(_ query: ItemQuery) throws(SecItemError) -> Int {
-        let doomed = try find(query, limit: nil, loadSecrets: true)
+        let doomed = try writable(try find(query, limit: nil, loadSecrets: true), query)
         var deleted: [FoundItem] = []
         for found in doomed {
             do throws(SecItemError) {

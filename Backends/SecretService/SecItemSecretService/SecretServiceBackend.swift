@@ -49,14 +49,23 @@ public final class SecretServiceBackend: SecItemBackend {
         public var timeout: Duration
         /// The bound on an unlock prompt, shown only when a query allows interaction.
         public var promptTimeout: Duration
+        /// Whether items other tools stored (access group ``SecretServiceBackend/foreignItemsAccessGroup``)
+        /// may have their secret updated or be deleted. Default `false`: they are
+        /// read-only, and an update or delete naming their group (or one of them by
+        /// persistent reference) is `errSecReadOnly`. Even when `true`, only such a
+        /// named write reaches them: a search across every entitled group (the sign-out
+        /// wipe `SecItemDelete([kSecClass: c])`) never does.
+        /// Environment: `SECITEM_SECRET_SERVICE_FOREIGN_WRITES=1`.
+        public var foreignItemsWritable: Bool
         public init(
             collection: String? = nil, namespace: String? = nil, timeout: Duration = .seconds(5),
-            promptTimeout: Duration = .seconds(120)
+            promptTimeout: Duration = .seconds(120), foreignItemsWritable: Bool = false
         ) {
             self.collection = collection
             self.namespace = namespace
             self.timeout = timeout
             self.promptTimeout = promptTimeout
+            self.foreignItemsWritable = foreignItemsWritable
         }
 
         /// The configuration from the environment: `SECITEM_COLLECTION`,
@@ -76,7 +85,9 @@ public final class SecretServiceBackend: SecItemBackend {
                 guard let v = settings.environment[name], !v.isEmpty else { return nil }
                 return v
             }
-            self.init(collection: settings.collection, namespace: value("SECITEM_SECRET_SERVICE_NAMESPACE"))
+            self.init(
+                collection: settings.collection, namespace: value("SECITEM_SECRET_SERVICE_NAMESPACE"),
+                foreignItemsWritable: value("SECITEM_SECRET_SERVICE_FOREIGN_WRITES") == "1")
             if let t = value("SECITEM_SECRET_SERVICE_TIMEOUT").flatMap(Double.init), t > 0, t.isFinite {
                 timeout = .milliseconds(Int64(min(t, 3600) * 1000))
             }
@@ -125,7 +136,8 @@ public final class SecretServiceBackend: SecItemBackend {
     /// The access group of the items other Secret Service clients stored
     /// (`secret-tool`, Python keyring, git-credential-libsecret): visible only to a
     /// client entitled to it; their secrets can be updated and they can be deleted in
-    /// place (docs/secret-service-mapping.md, "Items other tools stored").
+    /// place only when the backend is opened with ``Configuration/foreignItemsWritable``
+    /// and the write names them (docs/secret-service-mapping.md, "Items other tools stored").
     public static let foreignItemsAccessGroup = ForeignItems.accessGroup
 
     /// The configuration the backend was opened with.
@@ -217,15 +229,19 @@ public final class SecretServiceBackend: SecItemBackend {
 
     // MARK: SecItemBackend
 
+    private func operations(_ session: Session) -> Operations {
+        Operations(session: session, namespace: configuration.namespace, foreignItemsWritable: configuration.foreignItemsWritable)
+    }
+
     public func add(_ item: StoredItem) throws(SecItemError) {
         try connection.withSession { (session) throws(SecItemError) in
-            try Operations(session: session, namespace: configuration.namespace).add(item)
+            try operations(session).add(item)
         }
     }
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try connection.withSession { (session) throws(SecItemError) -> [StoredItem] in
-            let found = try Operations(session: session, namespace: configuration.namespace)
+            let found = try operations(session)
                 .find(query, limit: limit, loadSecrets: true)
             return found.map(\.item)
         }
@@ -233,13 +249,13 @@ public final class SecretServiceBackend: SecItemBackend {
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try connection.withSession { (session) throws(SecItemError) -> Int in
-            try Operations(session: session, namespace: configuration.namespace).update(query, transform)
+            try operations(session).update(query, transform)
         }
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try connection.withSession { (session) throws(SecItemError) -> Int in
-            try Operations(session: session, namespace: configuration.namespace).delete(query)
+            try operations(session).delete(query)
         }
     }
 }

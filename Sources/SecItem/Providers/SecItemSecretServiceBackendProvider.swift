@@ -120,7 +120,9 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .secretService }
     public var automaticRank: Int? { 10 }
     public var displayName: String { "the Secret Service" }
-    public var environmentVariables: [String] { [SecItemConfiguration.Variable.collection, "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] }
+    public var environmentVariables: [String] {
+        [SecItemConfiguration.Variable.collection, "SECITEM_SECRET_SERVICE_FOREIGN_WRITES", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
+    }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()
