@@ -166,6 +166,69 @@ enum KeychainSchema {
         return out
     }
 
+    /// Each index of the items table and the column it holds.
+    static func indexes(format: Int64) -> [(index: String, column: String)] {
+        let table = itemsTable(format: format)
+        return [("sqlite_autoindex_\(table)_1", "uuid"), ("sqlite_autoindex_\(table)_2", "pk")]
+            + ["svce", "acct", "srvr", "labl"].map { ("\(table)_\($0)", "h_\($0)") }
+    }
+
+    /// Throws unless every index of the items table is the b-tree of its own column:
+    /// its first and last entries (read from the index alone) must be the column's
+    /// value in the row they point to (read from the table). A `rootpage` swapped
+    /// between two indexes, or pointed at another b-tree, fails here — a few indexed
+    /// reads, whatever the size of the store. (A single index page overwritten needs
+    /// ``checkIntegrity(_:table:)``.)
+    static func checkIndexRoots(_ db: Database, format: Int64) throws(SecItemError) {
+        let table = itemsTable(format: format)
+        for (index, column) in indexes(format: format) {
+            var ends: [String] = []
+            for order in ["ASC", "DESC"] {
+                ends.append(
+                    "SELECT * FROM (SELECT seq AS s, \(column) AS v FROM \(table) INDEXED BY \(index) "
+                        + "ORDER BY \(column) \(order), seq \(order) LIMIT 1)")
+            }
+            let stmt = try db.statement(
+                "SELECT count(*) FROM (\(ends.joined(separator: " UNION ALL "))) AS e "
+                    + "WHERE NOT EXISTS (SELECT 1 FROM \(table) NOT INDEXED WHERE seq = e.s AND \(column) IS e.v)")
+            defer { stmt.reset() }
+            guard try stmt.step(during: "checking the keychain's indexes"), stmt.int64(0) == 0 else {
+                throw SecItemError(
+                    errSecInvalidKeychain,
+                    "the keychain \(db.path) was altered outside secitem: index \(index) is not the index of "
+                        + "\(table).\(column) (its rootpage was changed). Nothing was written. Restore the file from a backup")
+            }
+        }
+    }
+
+    /// Throws when a b-tree of the file disagrees with the others: SQLite's
+    /// `PRAGMA integrity_check`, of `table` and its indexes (the items table, on every
+    /// open and schema change), or of the whole file (`verify`).
+    ///
+    /// The schema check above compares definitions, not where each b-tree lives: an
+    /// index whose `rootpage` was swapped with another's through `writable_schema`, or
+    /// an index page overwritten with another page's bytes, keeps every definition
+    /// intact while lookups by key miss, a duplicate add passes the UNIQUE index and a
+    /// deleted row stays findable. The integrity check compares every index entry with
+    /// its row, which catches both; `quick_check` does not.
+    static func checkIntegrity(_ db: Database, table: String?) throws(SecItemError) {
+        let sql = table.map { "PRAGMA integrity_check(\($0))" } ?? "PRAGMA integrity_check"
+        let check = try db.statement(sql)
+        defer { check.reset() }
+        var problems: [String] = []
+        while try check.step(during: "checking the file's b-trees") {
+            if let line = check.text(0), line != "ok" { problems.append(line) }
+        }
+        guard problems.isEmpty else {
+            throw SecItemError(
+                errSecInvalidKeychain,
+                "the keychain \(db.path) is damaged or was altered outside secitem: its indexes disagree with its rows ("
+                    + problems.prefix(3).joined(separator: "; ")
+                    + (problems.count > 3 ? "; and \(problems.count - 3) more" : "")
+                    + "). Nothing was written. Restore the file from a backup")
+        }
+    }
+
     /// Throws when the file's schema is not exactly the format's.
     static func check(_ db: Database, format: Int64) throws(SecItemError) {
         let found = try differences(db, format: format)

@@ -24,11 +24,16 @@ final class SQLiteConnection {
     private var knownSchemaVersion: Int64 = -1
     /// Inside a write: whether the row set changed (the state row is then rewritten).
     private(set) var rowSetChanged = false
+    /// Inside a write: whether a row was deleted or replaced (the WAL is then emptied
+    /// after the commit, so it does not keep the old row's pages).
+    private var rowsReplaced = false
     /// The damage probes of ``damagedCandidates(_:)``, by the mask of attributes they
     /// test (SQLiteConnection+Reading.swift).
     var probeStatements = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
     /// `SELECT … WHERE pk = ?`, prepared once per connection and format.
     var selectByPrimaryKey: Statement?
+    /// ``SQLiteBackend/Configuration/openIntegrityCheckItemLimit``.
+    var integrityCheckItemLimit = 10_000
     /// Tests only: a failure injected, or a pause, in the middle of an upgrade.
     var upgradeHooks: (failingAfter: Int?, stall: (() -> Void)?) = (nil, nil)
 
@@ -63,6 +68,7 @@ final class SQLiteConnection {
         let (header, checkedSchema) = try db.transaction(write: false) { () throws(SecItemError) in
             let header = try KeychainHeader.read(db)
             try KeychainSchema.check(db, format: header.format)
+            try KeychainSchema.checkIndexRoots(db, format: header.format)
             return (header, try db.pragma("schema_version"))
         }
         let mode = try db.statement("PRAGMA journal_mode")
@@ -85,7 +91,11 @@ final class SQLiteConnection {
             codec: RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(header.format))))
         // The schema just checked need not be checked again unless it changed since.
         connection.knownSchemaVersion = checkedSchema
-        try db.transaction(write: false) { () throws(SecItemError) in try connection.synchronise(force: true) }
+        connection.integrityCheckItemLimit = configuration.openIntegrityCheckItemLimit
+        try db.transaction(write: false) { () throws(SecItemError) in
+            try connection.synchronise(force: true)
+            try connection.checkIndexesAgreeWithRows()
+        }
         return connection
     }
 
@@ -103,8 +113,10 @@ final class SQLiteConnection {
         synchronisations += 1
         let schemaVersion = try db.pragma("schema_version")
         let fresh = try KeychainHeader.read(db)
-        if schemaVersion != knownSchemaVersion || fresh.format != header.format {
+        let schemaChanged = schemaVersion != knownSchemaVersion || fresh.format != header.format
+        if schemaChanged {
             try KeychainSchema.check(db, format: fresh.format)
+            try KeychainSchema.checkIndexRoots(db, format: fresh.format)
         }
         if fresh.epoch != header.epoch || fresh.format != header.format || fresh.wrappedDataKey != header.wrappedDataKey {
             guard let dataKey = try fresh.unwrap(kek: kek) else {
@@ -118,6 +130,17 @@ final class SQLiteConnection {
         if fresh.format >= 2 { commitment = try RowSetState.read(codec.keys, db) }
         knownSchemaVersion = schemaVersion
         knownDataVersion = dataVersion
+        if schemaChanged && !force { try checkIndexesAgreeWithRows() }
+    }
+
+    /// On open and after a schema change: every index entry of the items table against
+    /// its row (`PRAGMA integrity_check(sealed_items)`), when the store holds at most
+    /// ``SQLiteBackend/Configuration/openIntegrityCheckItemLimit`` rows (the committed
+    /// count; a format-1 file is always checked). Larger stores get the index-root check
+    /// alone here, and the full check in `verify`.
+    func checkIndexesAgreeWithRows() throws(SecItemError) {
+        guard format < 2 || commitment.count <= Int64(integrityCheckItemLimit) else { return }
+        try KeychainSchema.checkIntegrity(db, table: table)
     }
 
     /// A read: no BEGIN (one SELECT is its own snapshot); then the data version
