@@ -15,10 +15,12 @@ final class Database {
     private var beginImmediate: Statement?
     private var commit: Statement?
     let path: String
+    private let busyTimeoutMilliseconds: Int32
 
     /// Opens an existing file (never creates one: creation is atomic, see ``KeychainFile``).
     init(path: String, create: Bool = false, busyTimeoutMilliseconds: Int32 = 30_000) throws(SecItemError) {
         self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         if create { flags |= SQLITE_OPEN_CREATE }
@@ -35,22 +37,40 @@ final class Database {
         // A keychain file may come from anywhere: refuse the schema tricks a hostile file could play.
         _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1)
         _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
-        // Deleted and overwritten content is zeroed in the file, not left in free pages.
-        _ = sqlite3_exec(db, "PRAGMA secure_delete=ON", nil, nil, nil)
+        // Deleted and overwritten content is zeroed in the file, not left in free pages;
+        // and a WAL that a checkpoint emptied is cut to nothing when it is next reset,
+        // so old page images do not linger past it.
+        _ = sqlite3_exec(db, "PRAGMA secure_delete=ON; PRAGMA journal_size_limit=0", nil, nil, nil)
     }
 
     deinit { close() }
 
-    /// Finalizes every statement and closes the handle (idempotent).
+    /// Finalizes every statement, empties the WAL when no other connection needs it
+    /// (``checkpointTruncate()``), and closes the handle (idempotent). The last
+    /// connection's close also removes the WAL and shared-memory files.
     func close() {
         statements.removeAll()
         begin = nil
         beginImmediate = nil
         commit = nil
+        checkpointTruncate()
         if let handle {
             sqlite3_close_v2(handle)
             self.handle = nil
         }
+    }
+
+    /// Copies every committed page from the WAL into the file and cuts the WAL to
+    /// zero bytes (`wal_checkpoint(TRUNCATE)`), so the page images it held — the
+    /// contents of rows since deleted or replaced — are gone from it. Does not wait:
+    /// when another connection is reading or writing it leaves the WAL to the next
+    /// checkpoint (the busy timeout is 0 for this call). Returns whether it was emptied.
+    @discardableResult
+    func checkpointTruncate() -> Bool {
+        guard let handle, sqlite3_get_autocommit(handle) != 0 else { return false }
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, busyTimeoutMilliseconds) }
+        return sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil) == SQLITE_OK
     }
 
     /// Runs SQL without results (schema, pragmas, transaction control).

@@ -46,6 +46,31 @@ enum KeychainCreation {
             fsync(fileFD)
             close(fileFD)
         }
+        return try linkIntoPlace(temp, path)
+    }
+
+    /// Links the finished file into place, first removing a `-wal` and `-shm` left
+    /// without their keychain (someone deleted only `keychain.db`, after a crash left
+    /// its WAL): SQLite would replay that old WAL into the new file and break it. All
+    /// under an exclusive `flock` of the directory, which every creator takes: nobody
+    /// can link a keychain (and start its WAL) between the check and the removal.
+    static func linkIntoPlace(_ temp: String, _ path: String) throws(SecItemError) -> Bool {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        }
+        defer {
+            if fd >= 0 {
+                flock(fd, LOCK_UN)
+                close(fd)
+            }
+        }
+        if !FileSystem.exists(path) {
+            unlink(path + "-wal")
+            unlink(path + "-shm")
+        }
         return try FileSystem.linkIntoPlace(temp, path)
     }
 }

@@ -47,9 +47,18 @@ public final class SQLiteBackend: SecItemBackend {
         self.configuration = configuration.released
         let connection = try SQLiteConnection.open(configuration)
         state = Mutex(connection)
+        OpenBackends.register(self)
     }
 
+    deinit { OpenBackends.unregister(self) }
+
     /// Closes the file; later calls throw `errSecNotAvailable`.
+    ///
+    /// The WAL is emptied first when no other connection needs it, and the last
+    /// connection's close removes it. A backend still open when the process exits
+    /// (`exit`, or returning from `main`: programs using the global `SecItem…`
+    /// functions never close theirs) is closed by an `atexit` handler, so no WAL
+    /// holding deleted items' pages is left behind.
     public func close() {
         state.withLock { connection in
             connection?.db.close()
@@ -242,5 +251,38 @@ public final class SQLiteBackend: SecItemBackend {
             guard let connection else { throw SecItemError(errSecNotAvailable, "the keychain file was closed") }
             return try body(connection)
         }
+    }
+}
+
+/// The backends of this process that are still open, closed by one `atexit`
+/// handler (installed with the first): a program that never closes its store
+/// (every program using the global `SecItem…` functions) leaves no WAL behind.
+/// A process killed by a signal runs no handler: SQLite's recovery on the next
+/// open, and the next checkpoint, deal with its WAL.
+enum OpenBackends {
+    private struct Entry: Sendable {
+        weak var backend: SQLiteBackend?
+    }
+
+    private static let open = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let handler: Void = { atexit { OpenBackends.closeAll() } }()
+
+    static func register(_ backend: SQLiteBackend) {
+        _ = handler
+        open.withLock { $0[ObjectIdentifier(backend)] = Entry(backend: backend) }
+    }
+
+    static func unregister(_ backend: SQLiteBackend) {
+        let id = ObjectIdentifier(backend)
+        open.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// Closes every backend still open (at exit).
+    static func closeAll() {
+        let backends = open.withLock { entries -> [SQLiteBackend] in
+            defer { entries.removeAll() }
+            return entries.values.compactMap(\.backend)
+        }
+        for backend in backends { backend.close() }
     }
 }

@@ -164,9 +164,18 @@ final class SQLiteConnection {
         let saved = (header, kek, codec, commitment)
         do {
             if bulk { return try writeSteps(body) }
+            rowsReplaced = false
             let result = try db.transaction(write: true) { () throws(SecItemError) -> R in try writeSteps(body) }
             // This commit moved the data version; what this connection holds is that state.
             knownDataVersion = db.fileDataVersion
+            if rowsReplaced {
+                // secure_delete zeroed the old contents in the pages this commit wrote;
+                // the WAL still holds the pages as they were before. Empty it now
+                // (without waiting: when another connection reads, the next checkpoint
+                // or the last close does it).
+                rowsReplaced = false
+                db.checkpointTruncate()
+            }
             return result
         } catch {
             (header, kek, codec, commitment) = saved
@@ -234,6 +243,7 @@ final class SQLiteConnection {
         if let old { try commitment.remove(old, codec.keys.mac) }
         try commitment.insert(row.element, codec.keys.mac)
         rowSetChanged = true
+        rowsReplaced = true
     }
 
     /// Deletes the row `old`.
@@ -246,6 +256,7 @@ final class SQLiteConnection {
         }
         if let element = old.element { try commitment.remove(element, codec.keys.mac) }
         rowSetChanged = true
+        rowsReplaced = true
     }
 
     /// Moves rows out of each other's way under the UNIQUE `pk` index (an update
@@ -336,6 +347,7 @@ final class SQLiteConnection {
         }
         commitment.generation = version - 1  // writeSteps stamps `version` when it writes the state row
         rowSetChanged = true
+        rowsReplaced = true
         knownSchemaVersion = try db.pragma("schema_version")
     }
 
