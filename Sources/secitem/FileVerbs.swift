@@ -122,18 +122,19 @@ enum FileVerbs {
     }
 
     static let upgrade = Verb(
-        "upgrade", summary: "Upgrade a format-1 file keychain to format 2 now (its first write would).",
+        "upgrade", summary: "Upgrade a format-1 or format-2 file keychain to format 3 now (its first write would).",
         synopsis: "",
         discussion: """
-            Re-encrypts every item under a new data key into the format-2 table, in one transaction: a crash
-            leaves the old file whole. A file with damaged rows is not upgraded (see verify). Exits 0 when the
-            file is format 2 afterwards.
+            Re-encrypts every item under a new data key, each row's position bound into its box (format 3;
+            a format-1 file's rows also move to the format-2 table), in one transaction: a crash leaves the
+            old file whole. A file with damaged rows is not upgraded (see verify). Exits 0 when the file is
+            format 3 afterwards.
             """,
         options: []
     ) { (invocation: Invocation) throws(CommandError) in
         do throws(SecItemError) {
             let result = try FileMaintenance.upgrade(environment: invocation.effectiveEnvironment)
-            Console.write("\(result.path): \(result.upgraded ? "upgraded to format 2" : "already format 2")\n")
+            Console.write("\(result.path): \(result.upgraded ? "upgraded to format 3" : "already in the current format")\n")
         } catch {
             throw CommandError(error, context: "cannot upgrade the keychain")
         }

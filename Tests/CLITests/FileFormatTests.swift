@@ -68,7 +68,7 @@ struct FileFormatTests {
         #expect(try cli.run(["find-generic-password", "-s", "s", "-w"], environment: third).stdout == "kept\n")
         #expect(try cli.run(["rekey", "--rotate", "--rewrap-only"], environment: third).status == 2)
         let upgrade = try cli.run(["upgrade"], environment: third)
-        #expect(upgrade.status == 0 && upgrade.stdout.contains("already format 2"), "\(upgrade.stdout)\(upgrade.stderr)")
+        #expect(upgrade.status == 0 && upgrade.stdout.contains("already in the current format"), "\(upgrade.stdout)\(upgrade.stderr)")
         // A format-1 fixture copy upgrades.
         var fixture = URL(fileURLWithPath: #filePath)
         for _ in 0..<2 { fixture.deleteLastPathComponent() }
@@ -80,7 +80,7 @@ struct FileFormatTests {
         chmod(key, 0o600)
         let oldEnv: [String: String?] = ["SECITEM_FILE": old, "SECITEM_KEY_FILE": key, "SECITEM_KEY_SOURCE": "key-file"]
         let first = try cli.run(["upgrade"], environment: oldEnv)
-        #expect(first.status == 0 && first.stdout.contains("upgraded to format 2"), "\(first.stdout)\(first.stderr)")
+        #expect(first.status == 0 && first.stdout.contains("upgraded to format 3"), "\(first.stdout)\(first.stderr)")
         #expect(try cli.run(["find-generic-password", "-a", "alice", "-s", "com.example.api", "-w"], environment: oldEnv).stdout
                 == "s3cret-alice\n")
     }

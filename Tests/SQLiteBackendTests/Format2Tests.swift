@@ -179,7 +179,7 @@ struct Format2Tests {
             }
         }
         #expect(rc == 0)
-        var aad = Array("secitem-file".utf8) + [2] + Array("data-key/passphrase".utf8)
+        var aad = Array("secitem-file".utf8) + [3] + Array("data-key/passphrase".utf8)
         aad += Array("/\(logN)/\(r)/\(p)/".utf8) + salt
         var dataKey = [UInt8](repeating: 0, count: 32)
         let unwrapped = wrapped.withUnsafeBufferPointer { w in
@@ -187,7 +187,7 @@ struct Format2Tests {
         }
         #expect(unwrapped == 0, "the old passphrase must open the old copy's wrapped key")
         var encKey = [UInt8](repeating: 0, count: 32)
-        let info = Array("secitem-file/2 aes-256-gcm".utf8)
+        let info = Array("secitem-file/3 aes-256-gcm".utf8)
         #expect(csecitem_hkdf_sha256(dataKey, 32, nil, 0, info, info.count, &encKey, 32) == 0)
         // Every box of the current file, with its associated data rebuilt from the row.
         let now = RawDB(current)
@@ -195,7 +195,7 @@ struct Format2Tests {
         var opened = 0
         for seq in now.strings("SELECT seq FROM sealed_items") {
             func col(_ name: String) -> [UInt8]? { now.blob("SELECT \(name) FROM sealed_items WHERE seq = \(seq)") }
-            var ad = Array("secitem-file".utf8) + [2] + (col("uuid") ?? [])
+            var ad = Array("secitem-file".utf8) + [3] + (col("uuid") ?? [])
             let cls = col("class") ?? []
             ad += [UInt8(cls.count)] + cls + (col("pk") ?? [])
             for c in ["h_svce", "h_acct", "h_srvr", "h_labl", "h_agrp", "h_sync"] {
@@ -208,6 +208,9 @@ struct Format2Tests {
             }
             let version = UInt64(now.strings("SELECT version FROM sealed_items WHERE seq = \(seq)")[0]) ?? 0
             for i in 0..<8 { ad.append(UInt8(truncatingIfNeeded: version >> UInt64(56 - 8 * i))) }
+            // Format 3: the row's seq, after the version.
+            let position = UInt64(seq) ?? 0
+            for i in 0..<8 { ad.append(UInt8(truncatingIfNeeded: position >> UInt64(56 - 8 * i))) }
             let box = col("ct") ?? []
             guard box.count >= 28 else { continue }
             var plain = [UInt8](repeating: 0, count: box.count)
@@ -320,13 +323,13 @@ struct Format2Tests {
             // The first write upgrades, in the same transaction.
             let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["default", "com.example.shared"]))
             try client.addItem(genp("new", data: "data-new"))
-            #expect(backend.formatVersion == 2)
+            #expect(backend.formatVersion == 3)
             #expect(same(try readFixture(backend), before))
             let report = try backend.verify()
-            #expect(report.isIntact && report.format == 2, "\(report.problems)")
+            #expect(report.isIntact && report.format == 3, "\(report.problems)")
             backend.close()
             let raw = RawDB(db)
-            #expect(raw.strings("SELECT value FROM meta WHERE key = 'format'") == ["2"])
+            #expect(raw.strings("SELECT value FROM meta WHERE key = 'format'") == ["3"])
             #expect(raw.strings("SELECT name FROM sqlite_schema WHERE name = 'items'").isEmpty)
             let reopened = try openBackend(db, source ?? .keyFile(key))
             #expect(same(try readFixture(reopened), before))
@@ -360,7 +363,7 @@ struct Format2Tests {
             child.kill()
             _ = try child.finish()
             let backend = try openBackend(db, .keyFile(key))
-            #expect([1, 2].contains(backend.formatVersion))
+            #expect([1, 3].contains(backend.formatVersion))
             #expect(same(try readFixture(backend), before))
             #expect(try backend.verify().isIntact)
             backend.close()
@@ -368,7 +371,7 @@ struct Format2Tests {
         let result = try runHelper(["upgrade", db], keyFile: key)
         #expect(result.lines == ["upgraded"] && result.status == 0)
         let upgraded = try openBackend(db, .keyFile(key))
-        #expect(upgraded.formatVersion == 2)
+        #expect(upgraded.formatVersion == 3)
         #expect(same(try readFixture(upgraded), before))
     }
 

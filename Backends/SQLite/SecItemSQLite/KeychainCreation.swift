@@ -10,9 +10,10 @@ enum KeychainCreation {
         let path = configuration.path
         if FileSystem.exists(path) { return false }
         let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration)
-        let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
+        let keys = try ItemKeys.generate(format: Int(KeychainHeader.fileFormatVersion))
         var header = KeychainHeader(
-            protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
+            protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1,
+            format: KeychainHeader.fileFormatVersion)
         try header.wrap(keys.dataKey, kek: kek.kek)
 
         try FileSystem.makePrivateParentDirectories(of: path)

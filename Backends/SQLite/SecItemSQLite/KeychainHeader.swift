@@ -7,8 +7,15 @@ package import SecItemCore
 /// ``metaValues``).
 package struct KeychainHeader {
     package static let magic = "secitem-file-keychain"
-    /// The format this library writes; it also reads format 1 (and upgrades it on the first write).
+    /// The row format of stores without a row order of their own to protect
+    /// (PostgreSQL, which orders by its own column): format 2.
     package static let formatVersion: Int64 = 2
+    /// The format the file backend writes: 3, format 2 with each row's `seq` (the
+    /// order results come in) bound into its sealed box. It also reads formats 1 and 2
+    /// (and upgrades them on the first write).
+    package static let fileFormatVersion: Int64 = 3
+    /// The newest format this library reads.
+    package static let newestFormat: Int64 = 3
 
     /// A `meta` value as a store returns it.
     package enum MetaValue: Equatable {
@@ -33,7 +40,7 @@ package struct KeychainHeader {
     package var salt: [UInt8]?
     package var wrappedDataKey: [UInt8]
     package var epoch: Int64
-    /// 1 or 2: how rows, the data key's wrapping and the tables are laid out.
+    /// 1, 2 or 3: how rows, the data key's wrapping and the tables are laid out.
     package var format: Int64 = formatVersion
 
     package init(
@@ -91,10 +98,10 @@ package struct KeychainHeader {
         guard let format = values["format"]?.integer else {
             throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has no format version")
         }
-        guard format <= formatVersion else {
+        guard format <= newestFormat else {
             throw SecItemError(
                 errSecInvalidKeychain,
-                "\(source) is keychain format version \(format), newer than this library supports (\(formatVersion))")
+                "\(source) is keychain format version \(format), newer than this library supports (\(newestFormat))")
         }
         guard format >= 1, let kind = values["kek"]?.text, let protection = Protection(rawValue: kind),
             let wrapped = values["data_key"]?.bytes, let epoch = values["epoch"]?.integer

@@ -49,6 +49,13 @@ package protocol RowColumns {
     /// The row's version (format 2; 0 in format 1).
     var version: Int64 { get }
     var sealed: UnsafeRawBufferPointer? { get }
+    /// The row's position in the store's order (`seq`), bound into the box from
+    /// format 3; `nil` for a store whose rows have none (the default).
+    var seq: Int64? { get }
+}
+
+extension RowColumns {
+    package var seq: Int64? { nil }
 }
 
 /// The row-level format: keyed HMACs and the sealed box, under one data key.
@@ -183,9 +190,12 @@ package struct RowCodec {
     /// Format 1: "secitem-file" ‖ 0x01 ‖ uuid ‖ len(class) ‖ class ‖ pk.
     /// Format 2: "secitem-file" ‖ 0x02 ‖ uuid ‖ len(class) ‖ class ‖ pk ‖ for each
     /// HMAC column 0x00 (NULL) or 0x01 ‖ length (1) ‖ its bytes; version (8, big-endian).
+    /// Format 3: format 2's with 0x03, then seq (8, big-endian): swapping two rows'
+    /// `seq` (which item a one-item search returns) makes both fail to open.
     @inline(__always)
     private func appendAssociatedData<U: Collection<UInt8>, P: Collection<UInt8>, M: Collection<UInt8>>(
-        to out: inout [UInt8], uuid: U, itemClass: String, primaryKeyMAC: P, indexMAC: (Int) -> M?, version: Int64
+        to out: inout [UInt8], uuid: U, itemClass: String, primaryKeyMAC: P, indexMAC: (Int) -> M?, version: Int64,
+        seq: Int64?
     ) {
         out.append(contentsOf: Self.associatedDataPrefix)
         out.append(UInt8(truncatingIfNeeded: format))
@@ -204,12 +214,17 @@ package struct RowCodec {
             }
         }
         for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: UInt64(bitPattern: version) >> UInt64(56 - 8 * i))) }
+        guard format >= 3 else { return }
+        // A row without a seq cannot be format 3: -1 matches no real row's (they start at 1).
+        let position = UInt64(bitPattern: seq ?? -1)
+        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: position >> UInt64(56 - 8 * i))) }
     }
 
-    /// Seals an item into a row stamped with `version` (format 2 only: format-1
-    /// files are upgraded before they are written).
-    package func encode(_ item: StoredItem, version: Int64) throws(SecItemError) -> EncodedRow {
+    /// Seals an item into a row stamped with `version` (format 2 or 3: format-1
+    /// files are upgraded before they are written), at position `seq` (format 3).
+    package func encode(_ item: StoredItem, version: Int64, seq: Int64? = nil) throws(SecItemError) -> EncodedRow {
         precondition(format >= 2, "format-1 rows are never written")
+        precondition(format < 3 || seq != nil, "a format-3 row is sealed with its seq")
         let uuid = withUnsafeBytes(of: item.id.uuid) { Array($0) }
         let pk = try primaryKeyMAC(item.primaryKey)
         let macs = try indexMACs(of: item)
@@ -219,7 +234,7 @@ package struct RowCodec {
         aad.reserveCapacity(400)
         appendAssociatedData(
             to: &aad, uuid: uuid, itemClass: item.itemClass.rawValue, primaryKeyMAC: pk, indexMAC: { macs[$0] },
-            version: version)
+            version: version, seq: seq)
         let context = keys.aead
         let sealed = try plain.withUnsafeBufferPointer { (p: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
             try aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
@@ -251,7 +266,7 @@ package struct RowCodec {
         scratch.aad.removeAll(keepingCapacity: true)
         appendAssociatedData(
             to: &scratch.aad, uuid: uuid, itemClass: classText, primaryKeyMAC: row.primaryKeyMAC ?? empty,
-            indexMAC: row.indexMAC, version: version)
+            indexMAC: row.indexMAC, version: version, seq: row.seq)
         let context = keys.aead
         let sealed = row.sealed ?? empty
         let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
@@ -287,7 +302,7 @@ package struct RowCodec {
         scratch.aad.removeAll(keepingCapacity: true)
         appendAssociatedData(
             to: &scratch.aad, uuid: uuid, itemClass: classText, primaryKeyMAC: pk, indexMAC: row.indexMAC,
-            version: version)
+            version: version, seq: row.seq)
         let context = keys.aead
         let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
             try context.open(sealed, aad: a, into: &scratch.plain)

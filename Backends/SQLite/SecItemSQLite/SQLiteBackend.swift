@@ -114,8 +114,8 @@ public final class SQLiteBackend: SecItemBackend {
 
     // MARK: Maintenance
 
-    /// The file's format version: 2, or 1 for a file not yet upgraded (it is on
-    /// its first write, or by ``upgrade()``).
+    /// The file's format version: 3, or 1 or 2 for a file not yet upgraded (it is
+    /// on its first write, or by ``upgrade()``).
     public var formatVersion: Int {
         (try? withConnection { (c: SQLiteConnection) throws(SecItemError) in Int(c.format) }) ?? 0
     }
@@ -131,10 +131,11 @@ public final class SQLiteBackend: SecItemBackend {
         }
     }
 
-    /// Upgrades a format-1 file to format 2 in one transaction (every row
-    /// re-encrypted under a new data key and moved to the format-2 table). A file
-    /// is also upgraded by its first write; reading never upgrades.
-    /// - Returns: Whether the file was upgraded (false: it already was format 2).
+    /// Upgrades a format-1 or format-2 file to format 3 in one transaction (every
+    /// row re-encrypted under a new data key, with its `seq` bound into its box; a
+    /// format-1 file's rows also move to the format-2 table). A file is also upgraded
+    /// by its first write; reading never upgrades.
+    /// - Returns: Whether the file was upgraded (false: it already was format 3).
     /// - Throws: `errSecDecode` when a row is damaged (the upgrade would lose it):
     ///   the file stays format 1.
     @discardableResult

@@ -27,8 +27,10 @@ extension SQLiteConnection {
     ///
     /// Narrows with the indexed HMAC columns (exact equality only), opens each
     /// candidate and filters with ``ItemQuery/matches(_:)``. Damaged rows are
-    /// skipped; when nothing matched and a damaged candidate was seen, throws
-    /// `errSecDecode` (the item asked for may be the damaged one).
+    /// skipped by a search for every match (`limit` nil); when nothing matched and a
+    /// damaged candidate was seen, or a search for a limited number of items meets
+    /// one before it has its items, throws `errSecDecode`: the item asked for may be
+    /// the damaged one, and the next one in order must not be handed out in its place.
     func matches(_ query: ItemQuery, limit: Int?, elements: Bool = false) throws(SecItemError) -> [Match] {
         if let limit, limit <= 0 { return [] }
         var out: [Match] = []
@@ -75,6 +77,7 @@ extension SQLiteConnection {
                 }
                 stmt.reset()
             }
+            if damaged > 0, limit != nil { throw Self.damagedCandidate(damaged) }
             if out.count > 1 { out.sort { $0.seq < $1.seq } }
             if let limit, out.count > limit { out.removeLast(out.count - limit) }
         } else {
@@ -96,6 +99,7 @@ extension SQLiteConnection {
                     }
                 case .damaged:
                     damaged += 1
+                    if limit != nil { throw Self.damagedCandidate(damaged) }
                 }
                 if let limit, out.count >= limit { break }
             }
@@ -113,6 +117,13 @@ extension SQLiteConnection {
                 "\(damaged) candidate row(s) failed authentication (tampered or damaged); see SQLiteBackend.verify()")
         }
         return out
+    }
+
+    private static func damagedCandidate(_ count: Int) -> SecItemError {
+        SecItemError(
+            errSecDecode,
+            "\(count) candidate row(s) failed authentication (tampered or damaged) before the items asked for were "
+                + "found; see SQLiteBackend.verify()")
     }
 
     func forgetStatements() {
@@ -323,4 +334,5 @@ struct SelectedRow: RowColumns {
     func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? { stmt.blob(Int32(4 + index)) }
     var version: Int64 { hasVersion ? stmt.int64(10) : 0 }
     var sealed: UnsafeRawBufferPointer? { stmt.blob(hasVersion ? 11 : 10) }
+    var seq: Int64? { stmt.int64(0) }
 }

@@ -188,7 +188,9 @@ final class SQLiteConnection {
     private func writeSteps<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         try synchronise(force: false)
         rowSetChanged = false
-        if format < 2 { try rewriteEverything(newKEK: nil, failingAfter: upgradeHooks.failingAfter, stall: upgradeHooks.stall) }
+        if format < KeychainHeader.fileFormatVersion {
+            try rewriteEverything(newKEK: nil, failingAfter: upgradeHooks.failingAfter, stall: upgradeHooks.stall)
+        }
         let result = try body()
         if rowSetChanged {
             commitment.generation = writeVersion
@@ -206,13 +208,19 @@ final class SQLiteConnection {
 
     // MARK: Writing rows (format 2)
 
-    /// Adds a row for `item`.
+    /// Adds a row for `item`, after the last row (its `seq`, bound into the box from
+    /// format 3, is chosen here, under the write lock: the largest plus one, as SQLite
+    /// would choose it).
     func insert(_ item: StoredItem) throws(SecItemError) {
-        let row = try codec.encode(item, version: writeVersion)
+        let next = try db.statement("SELECT coalesce(max(seq), 0) + 1 FROM sealed_items")
+        _ = try next.step(during: "adding an item")
+        let seq = next.int64(0)
+        next.reset()
+        let row = try codec.encode(item, version: writeVersion, seq: seq)
         let stmt = try db.statement(
-            "INSERT INTO sealed_items(uuid, class, pk, \(IndexedColumns.columns.joined(separator: ", ")), version, ct) "
-                + "VALUES (?, ?, ?, \(IndexedColumns.columns.map { _ in "?" }.joined(separator: ", ")), ?, ?)")
-        bindRow(stmt, row)
+            "INSERT INTO sealed_items(uuid, class, pk, \(IndexedColumns.columns.joined(separator: ", ")), version, ct, seq) "
+                + "VALUES (?, ?, ?, \(IndexedColumns.columns.map { _ in "?" }.joined(separator: ", ")), ?, ?, ?)")
+        stmt.bind(bindRow(stmt, row), seq)
         do {
             try stmt.run(during: "adding an item")
         } catch where error.status == errSecDuplicateItem {
@@ -224,7 +232,7 @@ final class SQLiteConnection {
 
     /// Rewrites the row `old` with `item`'s contents.
     func rewrite(_ old: Match, with item: StoredItem) throws(SecItemError) {
-        try rewrite(old.seq, try codec.encode(item, version: writeVersion), replacing: old.element)
+        try rewrite(old.seq, try codec.encode(item, version: writeVersion, seq: old.seq), replacing: old.element)
     }
 
     private func rewrite(_ seq: Int64, _ row: EncodedRow, replacing old: RowSetCommitment.Element?) throws(SecItemError) {
@@ -297,9 +305,9 @@ final class SQLiteConnection {
                 errSecDecode,
                 "\(scan.damaged.count) damaged rows would be lost (see `secitem verify`); nothing was changed")
         }
-        let upgrading = format < 2
+        let upgrading = format < 2  // rows move from format 1's table to sealed_items
         let version = upgrading ? 1 : writeVersion
-        let newCodec = RowCodec(keys: try ItemKeys.generate(format: Int(KeychainHeader.formatVersion)))
+        let newCodec = RowCodec(keys: try ItemKeys.generate(format: Int(KeychainHeader.fileFormatVersion)))
         var fresh = RowSetCommitment(generation: version)
         if upgrading { try db.execute(KeychainSchema.format2Tables) }
         let insert = try db.statement(
@@ -312,7 +320,7 @@ final class SQLiteConnection {
                 throw SecItemError(errSecIO, "failure injected while re-encrypting the keychain")
             }
             if index == scan.items.count / 2 { stall?() }
-            let row = try newCodec.encode(match.item, version: version)
+            let row = try newCodec.encode(match.item, version: version, seq: match.seq)
             let stmt = upgrading ? insert : update
             stmt.bind(bindRow(stmt, row), match.seq)
             try stmt.run(during: upgrading ? "upgrading the keychain" : "re-encrypting the keychain")
@@ -320,7 +328,7 @@ final class SQLiteConnection {
         }
         if upgrading { try db.execute("DROP TABLE items") }
         var newHeader = header
-        newHeader.format = KeychainHeader.formatVersion
+        newHeader.format = KeychainHeader.fileFormatVersion
         newHeader.epoch += 1
         if let newKEK {
             newHeader.protection = newKEK.protection
