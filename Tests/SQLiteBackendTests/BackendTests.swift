@@ -143,7 +143,6 @@ struct BackendTests {
         try client.addItem(["class": "inet", "acct": markers[0], "srvr": markers[4], "v_Data": Data(markers[2].utf8)])
         let other = SecItemClient(backend: backend, accessGroups: AccessGroups([markers[5]]))
         try other.addItem(["class": "genp", "acct": markers[0], "v_Data": Data(markers[2].utf8)])
-        try client.updateItems(["class": "genp", "acct": markers[0]], ["icmt": markers[3]])
 
         func scan(_ label: String) {
             for path in [db, db + "-wal"] {
@@ -156,6 +155,10 @@ struct BackendTests {
         }
         #expect((fileBytes(db + "-wal")?.count ?? 0) > 0)
         scan("open")
+        // An update replaces a row: the WAL, which held the old row's pages, is emptied after the commit.
+        try client.updateItems(["class": "genp", "acct": markers[0]], ["icmt": markers[3]])
+        #expect((fileBytes(db + "-wal")?.count ?? 0) == 0)
+        scan("updated")
         backend.close()
         scan("closed")
 

@@ -102,7 +102,7 @@ struct KeyTests {
 
         let db = dir.file("k.db")
         _ = try openBackend(db, .keyFile(key))
-        RawDB(db).exec("UPDATE meta SET value = 3 WHERE key = 'format'")
+        RawDB(db).exec("UPDATE meta SET value = 4 WHERE key = 'format'")
         let newer = errorOf { _ = try openBackend(db, .keyFile(key)) }
         #expect(newer?.status == errSecInvalidKeychain)
         #expect(newer?.detail?.contains("newer") == true)

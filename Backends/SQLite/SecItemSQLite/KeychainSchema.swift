@@ -170,7 +170,7 @@ enum KeychainSchema {
     static func indexes(format: Int64) -> [(index: String, column: String)] {
         let table = itemsTable(format: format)
         return [("sqlite_autoindex_\(table)_1", "uuid"), ("sqlite_autoindex_\(table)_2", "pk")]
-            + ["svce", "acct", "srvr", "labl"].map { ("\(table)_\($0)", "h_\($0)") }
+            + IndexedColumns.attributes.map { ("\(table)_\($0)", IndexedColumns.column(for: $0)) }
     }
 
     /// Throws unless every index of the items table is the b-tree of its own column:
