@@ -228,28 +228,29 @@ public struct SecItemClient: Sendable {
     /// `WhenUnlocked` class) pass ``AccessGate`` as a read of their data would — a locked
     /// session refuses, polkit is asked once for all of them, `kSecUseAuthenticationUIFail`
     /// (and `Skip`, which cannot leave items out of an update) refuses without asking.
-    /// - Returns: What was cleared (every weakening, once the gate passed).
+    /// - Returns: What the gate cleared: the kinds of weakening it checked.
     private func clearWeakening(
         _ itemQuery: ItemQuery, _ newAttributes: [String: AttributeValue], _ request: ItemRequest
     ) throws(SecItemError) -> Weakening {
         var found = try backend.fetch(matching: itemQuery, limit: nil)
         defer { found.wipeData() }
         var weakened: [StoredItem] = []
+        var cleared = Weakening()
         for old in found {
             var new = old
             new.attributes.merge(newAttributes) { _, value in value }
-            if !Weakening(from: old, to: new).isEmpty {
+            let weakening = Weakening(from: old, to: new)
+            if !weakening.isEmpty {
                 weakened.append(StoredItem(itemClass: old.itemClass, id: old.id, attributes: old.attributes, data: nil))
+                cleared.presence = cleared.presence || weakening.presence
+                cleared.unlock = cleared.unlock || weakening.unlock
             }
         }
-        guard !weakened.isEmpty else { return Weakening() }
+        guard !weakened.isEmpty else { return cleared }
         _ = try AccessGate.release(
             weakened, authenticationUI: request.authenticationUI == .skip ? .fail : request.authenticationUI,
             prompt: request.operationPrompt, authority: accessAuthority)
-        var all = Weakening()
-        all.presence = true
-        all.unlock = true
-        return all
+        return cleared
     }
 
     /// Deletes every item `query` matches, after ``ItemRequest/validate(_:entitlements:)``.
