@@ -7,8 +7,8 @@ package import SecItemCore
 /// ``metaValues``).
 package struct KeychainHeader {
     package static let magic = "secitem-file-keychain"
-    /// The row format of stores without a row order of their own to protect
-    /// (PostgreSQL, which orders by its own column): format 2.
+    /// The row format the PostgreSQL backend writes and requires: format 2 (its
+    /// `seq` is not bound into the box; docs/file-format.md says what that leaves open).
     package static let formatVersion: Int64 = 2
     /// The format the file backend writes: 3, format 2 with each row's `seq` (the
     /// order results come in) bound into its sealed box. It also reads formats 1 and 2
