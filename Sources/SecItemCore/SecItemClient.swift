@@ -249,7 +249,7 @@ public struct SecItemClient: Sendable {
         guard !weakened.isEmpty else { return cleared }
         _ = try AccessGate.release(
             weakened, authenticationUI: request.authenticationUI == .skip ? .fail : request.authenticationUI,
-            prompt: request.operationPrompt, authority: accessAuthority)
+            prompt: request.operationPrompt, authority: accessAuthority, context: request.authenticationContext)
         return cleared
     }
 
