@@ -121,7 +121,8 @@ public struct PrimaryKey: Sendable, Hashable {
     ) -> Bool {
         let keyKinds = itemClass.classKeyKinds
         let keyCount = keyKinds.count
-        guard attributes.count >= keyCount else { return false }
+        // A class without a primary key (kSecClassIdentity has no schema) has no candidates.
+        guard itemClass.primaryKeyKinds.count == keyCount + 2, attributes.count >= keyCount else { return false }
         // The key's values, gathered on the stack: the class's own, then agrp and sync.
         return withUnsafeTemporaryAllocation(of: AttributeValue.self, capacity: keyCount + 2) { values in
             // The class's own in one pass over the attributes, by code (no hashing);
