@@ -172,6 +172,20 @@ let package = Package(
             path: "Benchmarks/SecItemBenchmarks"
         ),
 
+        // MARK: Fuzzing (docs/fuzzing.md)
+        // One program, one libFuzzer entry point per parser of outside bytes (`--target=NAME`).
+        // A plain build makes a replay program (runs files through a target, no libFuzzer);
+        // scripts/fuzz builds it with -sanitize=fuzzer,address. The modules it fuzzes are
+        // named here only: when a parser moves, this list is the one line to change.
+        .executableTarget(
+            name: "SecItemFuzz",
+            dependencies: [
+                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemTools", "SecItemGitCredential", "SecItemKeychain",
+                "SecItemSecretService",
+            ],
+            path: "Fuzz/SecItemFuzz"
+        ),
+
         // MARK: Tests
         // What every test target shares: one child-process runner, one private D-Bus
         // daemon, one query builder (the kit's). The core and the kit (itself the core only).

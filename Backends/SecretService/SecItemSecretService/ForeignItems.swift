@@ -1,5 +1,5 @@
-import SecItemCore
-import Foundation
+package import SecItemCore
+package import Foundation
 
 /// Items other Secret Service clients stored, seen as keychain items
 /// (docs/secret-service-mapping.md, "Items other tools stored").
@@ -22,7 +22,7 @@ import Foundation
 /// Such an item is read, has its secret updated and is deleted in place: its
 /// attributes are never rewritten, so the tool that stored it still finds it.
 /// Its identity (and persistent reference) is derived from its D-Bus object path.
-enum ForeignItems {
+package enum ForeignItems {
     /// The access group foreign items are in. Not entitled by default: a process
     /// lists it (`SECITEM_ACCESS_GROUPS=app,org.secitem.foreign`) to see them.
     static let accessGroup = "org.secitem.foreign"
@@ -45,7 +45,7 @@ enum ForeignItems {
 
     /// The keychain item a foreign Secret Service item is seen as, or `nil` when
     /// it is ours or carries no convention this backend knows.
-    static func item(
+    package static func item(
         path: String, label: String, attributes: [String: String], created: Date?, modified: Date?, data: Data?
     ) -> StoredItem? {
         let schema = attributes["xdg:schema"]

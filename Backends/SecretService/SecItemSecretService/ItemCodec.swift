@@ -1,6 +1,6 @@
 internal import CSecItemLibsecret
-import SecItemCore
-import Foundation
+package import SecItemCore
+package import Foundation
 
 /// How a ``StoredItem`` becomes a Secret Service item and back: the mapping of
 /// `docs/secret-service-mapping.md`, in one place.
@@ -15,9 +15,9 @@ import Foundation
 /// ``ItemQuery/matches(_:)`` compares), so two values the matcher considers equal
 /// have the same text and a Secret Service attribute search narrowed by them
 /// never misses a match.
-enum ItemCodec {
+package enum ItemCodec {
     /// The `xdg:schema` of every item this backend writes.
-    static let schemaName = "org.secitem.Item"
+    package static let schemaName = "org.secitem.Item"
 
     enum Reserved {
         static let schema = "xdg:schema"
@@ -146,7 +146,7 @@ enum ItemCodec {
     // MARK: Items
 
     /// The Secret Service attributes of `item`.
-    static func attributes(of item: StoredItem, namespace: String?) -> [String: String] {
+    package static func attributes(of item: StoredItem, namespace: String?) -> [String: String] {
         var out: [String: String] = [
             Reserved.schema: schemaName,
             Reserved.itemClass: item.itemClass.rawValue,
@@ -171,7 +171,7 @@ enum ItemCodec {
 
     /// The item the attributes describe, or `nil` when they are not one of ours
     /// (another schema, or damaged).
-    static func item(from attributes: [String: String], data: Data?) -> StoredItem? {
+    package static func item(from attributes: [String: String], data: Data?) -> StoredItem? {
         guard attributes[Reserved.schema] == schemaName,
             let cls = attributes[Reserved.itemClass].flatMap(ItemClass.init(rawValue:)),
             let id = attributes[Reserved.uuid].flatMap(UUID.init(uuidString:)),
