@@ -1,0 +1,40 @@
+#if SECITEM_THREAD_SANITIZER
+import Glibc
+
+// Only in `scripts/test --sanitizer thread` builds (docs/fuzzing.md, "Sanitizers").
+//
+// On Linux, `Synchronization.Mutex` locks with futex calls inside the Swift runtime,
+// which is not built for ThreadSanitizer: TSan sees no ordering between two
+// `withLock` bodies and reports every access under one as a race (eight lines
+// reproduce it). Under that build only, each module that locks names this pthread
+// mutex `Mutex` (a file `ThreadSanitizerMutex.swift` beside its code); TSan intercepts
+// pthread_mutex_lock, so what it then reports is real.
+
+/// `Mutex` under ThreadSanitizer: the same `withLock`, over a pthread mutex.
+package final class ThreadSanitizerMutex<Value: ~Copyable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched between pthread_mutex_lock and unlock.
+    private var value: Value
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+
+    package init(_ initialValue: consuming sending Value) {
+        value = initialValue
+        lock = .allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
+
+    package func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return try body(&value)
+    }
+}
+
+typealias Mutex<Value: ~Copyable> = ThreadSanitizerMutex<Value>
+#endif
