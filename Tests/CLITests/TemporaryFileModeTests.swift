@@ -4,6 +4,9 @@ import SecItemConformance
 import SecItemTestSupport
 import Synchronization
 import Testing
+#if SECITEM_THREAD_SANITIZER
+import SecItemCore  // its ThreadSanitizerMutex is this module's Mutex there
+#endif
 
 /// Watches a directory tree while a command runs and records every file or
 /// directory that appears in it with any group or other permission bit, at any
