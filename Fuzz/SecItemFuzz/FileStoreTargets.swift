@@ -12,6 +12,7 @@ import SecItemSQLite
 /// `Sendable`: its contexts serve one thread, and libFuzzer runs inputs on one.)
 private enum FuzzKeys {
     nonisolated(unsafe) static let format2 = try! ItemKeys(dataKey: SecretBytes(zeroed: 32), format: 2)
+    nonisolated(unsafe) static let format3 = try! ItemKeys(dataKey: SecretBytes(zeroed: 32), format: 3)
     nonisolated(unsafe) static let format1 = try! ItemKeys(dataKey: SecretBytes(zeroed: 32), format: 1)
 }
 
@@ -203,6 +204,7 @@ private final class OwnedRow: RowColumns {
     var indexMACs: [UnsafeRawBufferPointer?] = []
     var version: Int64 = 0
     var sealed: UnsafeRawBufferPointer?
+    var seq: Int64?
 
     func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? { index < indexMACs.count ? indexMACs[index] : nil }
 
@@ -249,7 +251,7 @@ enum FileRowTarget {
     }
 
     static func rawColumns(_ input: inout FuzzInput) {
-        let keys = input.bool() ? FuzzKeys.format1 : FuzzKeys.format2
+        let keys = input.pick([FuzzKeys.format1, FuzzKeys.format2, FuzzKeys.format3])
         let codec = RowCodec(keys: keys)
         let row = OwnedRow()
         row.uuid = row.column(input.bool() ? nil : input.bytes(max: 24))
@@ -257,6 +259,7 @@ enum FileRowTarget {
         row.primaryKeyMAC = row.column(input.bool() ? nil : input.bytes(max: 40))
         row.indexMACs = (0..<IndexedColumns.columns.count).map { _ in row.column(input.bool() ? nil : input.bytes(max: 40)) }
         row.version = input.int64()
+        row.seq = input.bool() ? input.int64() : nil
         row.sealed = row.column(input.rest())
         let maxVersion = row.version &+ 1
         _ = try? codec.decode(row, maxVersion: maxVersion)
@@ -283,13 +286,16 @@ enum FileRowTarget {
     }
 
     static func tamperedRow(_ input: inout FuzzInput) {
-        let codec = RowCodec(keys: FuzzKeys.format2)
+        // Format 3 binds the row's seq into the box; format 2 does not.
+        let format3 = input.bool()
+        let codec = RowCodec(keys: format3 ? FuzzKeys.format3 : FuzzKeys.format2)
         let original = item(&input)
         let version = input.int64() & 0xFFFF_FFFF
+        let seq: Int64? = format3 ? input.int64() & 0xFFFF_FFFF : nil
         let encoded: EncodedRow
-        do { encoded = try codec.encode(original, version: version) } catch { FuzzCheck.fail("encode failed: \(error)") }
+        do { encoded = try codec.encode(original, version: version, seq: seq) } catch { FuzzCheck.fail("encode failed: \(error)") }
 
-        func row(_ e: EncodedRow, indexMACs: [[UInt8]?]? = nil) -> OwnedRow {
+        func row(_ e: EncodedRow, indexMACs: [[UInt8]?]? = nil, seq: Int64? = seq) -> OwnedRow {
             let row = OwnedRow()
             row.uuid = row.column(e.uuid)
             row.itemClass = e.itemClass
@@ -297,6 +303,7 @@ enum FileRowTarget {
             row.indexMACs = (indexMACs ?? e.indexMACs).map { row.column($0) }
             row.version = e.version
             row.sealed = row.column(e.sealed)
+            row.seq = seq
             return row
         }
 
@@ -329,7 +336,8 @@ enum FileRowTarget {
             b[position % b.count] ^= flip
             return b
         }
-        switch input.byte() % 7 {
+        var changedSeq = seq
+        switch input.byte() % 8 {
         case 0: changed.uuid = flipped(encoded.uuid)
         case 1:
             let others = ItemClass.allCases.filter { $0.rawValue != encoded.itemClass }
@@ -344,11 +352,14 @@ enum FileRowTarget {
             macs[i] = nil
         case 5:
             changed.version = version ^ Int64(flip)
+        case 6:
+            guard let seq else { return }
+            changedSeq = seq ^ Int64(flip)
         default:
             changed.sealed = flipped(encoded.sealed)
             if input.bool() { changed.sealed = Array(encoded.sealed.prefix(position % max(1, encoded.sealed.count))) }
         }
-        let tampered = row(changed, indexMACs: macs)
+        let tampered = row(changed, indexMACs: macs, seq: changedSeq)
         if case .item? = try? codec.decode(tampered, maxVersion: Int64.max) {
             FuzzCheck.fail("a row changed outside the codec decoded as an item")
         }
@@ -383,9 +394,10 @@ enum FileRowTarget {
                 SecConstant.kSecAttrGeneric: .data(Data([0, 1, 2])),
             ],
             data: Data("secret".utf8))
-        // Mode 1 programs: attribute count, (name index, kind, value), uuid, data flag, version, change.
-        let tamper: [UInt8] = [1, 3, 1, 0, 3, 0x73, 0x76, 0x63, 2, 0, 4, 0x61, 0x63, 0x63, 0x74, 7, 2, 0, 0, 0, 0, 0, 0, 0, 80]
-            + [UInt8](repeating: 0x42, count: 16) + [1, 6, 0x73, 0x65, 0x63, 0x72, 0x65, 0x74] + [0, 0, 0, 0, 0, 0, 0, 9] + [3, 1, 6]
+        // Mode 1 programs: format 3, attribute count, (name index, kind, value), uuid, data flag,
+        // version, seq, change (position, bits, which column: 6 is the seq).
+        let tamper: [UInt8] = [1, 1, 3, 1, 0, 3, 0x73, 0x76, 0x63, 2, 0, 4, 0x61, 0x63, 0x63, 0x74, 7, 2, 0, 0, 0, 0, 0, 0, 0, 80]
+            + [UInt8](repeating: 0x42, count: 16) + [1, 6, 0x73, 0x65, 0x63, 0x72, 0x65, 0x74] + [0, 0, 0, 0, 0, 0, 0, 9] + [0, 0, 0, 0, 0, 0, 0, 5] + [3, 1, 6]
         var raw: [UInt8] = [0, 0, 0, 16] + [UInt8](repeating: 1, count: 16) + [0, 0, 0, 32] + [UInt8](repeating: 2, count: 32)
         raw += [UInt8](repeating: 1, count: IndexedColumns.columns.count) + [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 3, count: 60)
         return [
