@@ -38,8 +38,17 @@ let package = Package(
             name: "SecItem",
             dependencies: [
                 "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPolkit", "SecItemPostgreSQL",
+                "CSecItemKeys",
             ],
             path: "Sources/SecItem"
+        ),
+        // SecKey, SecCertificate, SecIdentity (issue 25): libcrypto's public-key primitives behind
+        // plain C functions, compiled with warnings as errors; Sources/SecItem/Keys calls them.
+        .target(
+            name: "CSecItemKeys",
+            path: "Sources/CSecItemKeys",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"])],
+            linkerSettings: [.linkedLibrary("crypto")]
         ),
         // Operator tooling (export/import, transfer, file maintenance, diagnosis): the CLI
         // and tests import it; apps importing SecItem do not compile it.

@@ -241,3 +241,12 @@
 @_exported public import typealias SecItemCore.SecRandomRef
 @_exported public import var SecItemCore.kSecRandomDefault
 @_exported public import func SecItemCore.SecRandomCopyBytes
+
+// MARK: Keys/SecKey.swift, Keys/SecKeyAlgorithm.swift
+@_exported public import class SecItemCore.SecKey
+@_exported public import struct SecItemCore.SecKeyAlgorithm
+@_exported public import enum SecItemCore.SecKeyOperationType
+@_exported public import var SecItemCore.kSecPrivateKeyAttrs
+@_exported public import var SecItemCore.kSecPublicKeyAttrs
+@_exported public import var SecItemCore.kSecKeyKeyExchangeParameterRequestedSize
+@_exported public import var SecItemCore.kSecKeyKeyExchangeParameterSharedInfo

@@ -20,7 +20,7 @@ public enum ConformanceSuite {
     /// Every case, in a stable order.
     public static var cases: [ConformanceCase] {
         BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + GroupCases.all + InputCases.all
-            + ValueCases.all + ConcurrencyCases.all + AccessControlCases.all
+            + ValueCases.all + ConcurrencyCases.all + AccessControlCases.all + KeyCases.all
     }
 
     /// The groups the kit's client is entitled to; the first is the default.

@@ -82,6 +82,8 @@ package struct ItemRequest: Sendable {
     package var authenticationContext: (any AuthenticationContext)?
     /// `kSecAttrAccessControl`, folded into `pdmn` and `accc` once every key is read.
     var accessControl: SecAccessControl?
+    /// `kSecValueRef`: the object an add stores, or a search looks for.
+    package var reference: ItemReference?
 
     package init() {}
 
@@ -169,6 +171,9 @@ package struct ItemRequest: Sendable {
         if let access = parsed.accessControl {
             try parsed.foldAccessControl(access)
         }
+        if let reference = parsed.reference {
+            try parsed.apply(reference, role: role, classGiven: parsed.itemClass != nil)
+        }
         if role != .changes, parsed.itemClass == nil, parsed.persistentRef == nil {
             throw SecItemError(errSecParam, "the query has no kSecClass")
         }
@@ -243,7 +248,11 @@ package struct ItemRequest: Sendable {
             }
             persistentRef = ref
         case SecConstant.kSecValueRef:
-            throw SecItemError(errSecParam, "kSecValueRef (SecKey/SecCertificate objects) is not supported on Linux")
+            guard case .reference(let object) = raw else {
+                throw SecItemError(errSecParam, "kSecValueRef must be a SecKey, not \(raw.typeName)")
+            }
+            guard role != .changes else { return }
+            reference = object
         case _ where key.hasPrefix("v_"):
             throw SecItemError(errSecParam, "'\(key)' is not a kSecValue key")
         case _ where key.hasPrefix("r_"):

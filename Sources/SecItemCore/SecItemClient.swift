@@ -64,7 +64,7 @@ public struct SecItemClient: Sendable {
     public func addItem(_ attributes: [String: Any]) throws(SecItemError) -> Any? {
         let request = try ItemRequest.parse(attributes, role: .add)
         let item = try add(request)
-        return ResultShaper.shape([item], returns: request.returns, asArray: false)
+        return ResultShaper.shape([item], returns: request.returns, asArray: false, authority: accessAuthority)
     }
 
     /// Finds items (`SecItemCopyMatching`).
@@ -74,7 +74,8 @@ public struct SecItemClient: Sendable {
     public func copyMatchingItems(_ query: [String: Any]) throws(SecItemError) -> Any? {
         let request = try ItemRequest.parse(query, role: .search)
         let items = try find(request)
-        return ResultShaper.shape(items, returns: request.returns, asArray: request.limit.returnsArray)
+        return ResultShaper.shape(
+            items, returns: request.returns, asArray: request.limit.returnsArray, authority: accessAuthority)
     }
 
     /// Updates every matching item (`SecItemUpdate`), atomically.
@@ -129,9 +130,18 @@ public struct SecItemClient: Sendable {
         var items = try backend.fetch(matching: itemQuery, limit: skipping ? nil : request.limit.fetchLimit)
         if request.returns.data {
             items = try releaseData(of: items, query: &itemQuery, request, skipping: skipping)
+            if items.contains(where: { $0.itemClass == .key && !$0.isExtractableKey }) {
+                throw SecItemError(
+                    errSecInteractionNotAllowed,
+                    "a key found is not extractable (kSecAttrIsExtractable false): its data is never returned; use it with kSecReturnRef")
+            }
         } else {
-            // Data not released through the gate does not leave the core.
-            for index in items.indices where items[index].data != nil { items[index].data = nil }
+            // Data not released through the gate does not leave the core; a key's bytes
+            // go into the SecKey a kSecReturnRef asks for (its use asks the gate).
+            for index in items.indices where items[index].data != nil {
+                if request.returns.ref && items[index].itemClass == .key { continue }
+                items[index].data = nil
+            }
         }
         guard !items.isEmpty else { throw SecItemError(errSecItemNotFound) }
         return items
@@ -357,21 +367,34 @@ public struct SecItemClient: Sendable {
 
 /// Builds results exactly as the contract's result table (§6) says.
 enum ResultShaper {
-    static func shape(_ items: [StoredItem], returns: ReturnFlags, asArray: Bool) -> Any? {
+    static func shape(
+        _ items: [StoredItem], returns: ReturnFlags, asArray: Bool, authority: (any AccessAuthority)? = nil
+    ) -> Any? {
         if !asArray {
             // items[0]'s fields are read in place: a copy of the whole item costs more than a lookup's data.
             guard !items.isEmpty else { return nil }
-            if returns.count >= 2 { return dictionary(items[0], returns: returns) }
+            if returns.count >= 2 { return dictionary(items[0], returns: returns, authority: authority) }
             if returns.data { return items[0].data }
             if returns.attributes { return attributes(of: items[0]) }
             if returns.persistentRef { return items[0].persistentReference }
-            return nil  // kSecReturnRef alone (no SecKeychainItem objects on Linux) or no return keys.
+            if returns.ref { return reference(items[0], authority: authority) }
+            return nil  // no return keys
         }
-        if returns.count >= 2 { return items.map { dictionary($0, returns: returns) } }
+        if returns.count >= 2 { return items.map { dictionary($0, returns: returns, authority: authority) } }
         if returns.data { return items.compactMap(\.data) }
         if returns.attributes { return items.map { attributes(of: $0) } }
         if returns.persistentRef { return items.map(\.persistentReference) }
+        if returns.ref { return items.compactMap { reference($0, authority: authority) } }
         return [Any]()
+    }
+
+    /// The object `kSecReturnRef` returns for `item`: a `SecKey` for a key; `nil` for
+    /// passwords (macOS's `SecKeychainItem` does not exist here).
+    static func reference(_ item: StoredItem, authority: (any AccessAuthority)?) -> AnyObject? {
+        switch item.itemClass {
+        case .key: return SecKey.fromItem(item, authority: authority ?? HeadlessAccessAuthority())
+        default: return nil
+        }
     }
 
     static func attributes(of item: StoredItem) -> [String: Any] {
@@ -385,8 +408,9 @@ enum ResultShaper {
         return out
     }
 
-    static func dictionary(_ item: StoredItem, returns: ReturnFlags) -> [String: Any] {
+    static func dictionary(_ item: StoredItem, returns: ReturnFlags, authority: (any AccessAuthority)? = nil) -> [String: Any] {
         var out = returns.attributes ? attributes(of: item) : [:]
+        if returns.ref, let object = reference(item, authority: authority) { out[SecConstant.kSecValueRef] = object }
         if returns.data, let data = item.data { out[SecConstant.kSecValueData] = data }
         if returns.persistentRef { out[SecConstant.kSecValuePersistentRef] = item.persistentReference }
         return out

@@ -34,6 +34,9 @@ public struct StoredItem: Sendable, Hashable {
     /// The item's primary key: what must be unique among items (contract §3).
     public var primaryKey: PrimaryKey { PrimaryKey(of: self) }
 
+    /// Whether a key item may leave the keychain as data (`kSecAttrIsExtractable`, absent: yes).
+    package var isExtractableKey: Bool { (attributes[SecConstant.kSecAttrIsExtractable]?.numberValue ?? 1) != 0 }
+
     /// The 20-byte persistent reference: the class name then the UUID bytes.
     public var persistentReference: Data { PersistentReference.encode(itemClass, id) }
 }

@@ -14,6 +14,8 @@ enum RawValue {
     case accessControl(SecAccessControl)
     /// An authentication context (`kSecUseAuthenticationContext`: LocalAuthentication's `LAContext`).
     case authenticationContext(any AuthenticationContext)
+    /// A keychain object (`SecKey`): only `kSecValueRef` takes one.
+    case reference(ItemReference)
     case other(String)
 
     init(_ value: Any) {
@@ -43,6 +45,8 @@ enum RawValue {
             self = .accessControl(access)
         } else if let context = value as? any AuthenticationContext {
             self = .authenticationContext(context)
+        } else if let key = value as? SecKey {
+            self = .reference(.key(key))
         } else {
             self = .other(String(describing: type(of: value)))
         }
@@ -91,6 +95,7 @@ enum RawValue {
         case .date: return "Date"
         case .accessControl: return "SecAccessControl"
         case .authenticationContext: return "LAContext"
+        case .reference(let reference): return reference.typeName
         case .other(let name): return name
         }
     }

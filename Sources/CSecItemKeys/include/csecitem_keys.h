@@ -1,0 +1,94 @@
+#ifndef CSECITEM_KEYS_H
+#define CSECITEM_KEYS_H
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The public-key primitives behind SecKey, SecCertificate and SecPKCS12Import, over
+ * libcrypto (OpenSSL 3), as plain C functions Swift can call. Keys travel in Apple's
+ * external representations (ANSI X9.63 for elliptic-curve keys, PKCS #1 DER for RSA);
+ * the libcrypto object lives only for the length of one call.
+ *
+ * Every function returns 0 on success and -1 on failure, unless it says otherwise.
+ * Buffers a function allocates (`unsigned char **out`) are released with
+ * csk_buffer_free, which zeroes them first.
+ */
+
+/* A key as libcrypto holds it (an EVP_PKEY). */
+typedef struct csk_key csk_key;
+
+/* Key types, as Apple numbers them (kSecAttrKeyType). */
+enum { CSK_TYPE_RSA = 42, CSK_TYPE_EC = 73 };
+
+/* Digests, named by their size in bits (1 is SHA-1). */
+enum { CSK_SHA1 = 1, CSK_SHA224 = 224, CSK_SHA256 = 256, CSK_SHA384 = 384, CSK_SHA512 = 512 };
+
+/* Signature and encryption paddings. */
+enum {
+    CSK_PAD_ECDSA = 1,      /* ECDSA, DER (X9.62) signature */
+    CSK_PAD_PKCS1 = 2,      /* RSA PKCS #1 v1.5 (signature: with DigestInfo when a digest is named) */
+    CSK_PAD_PSS = 3,        /* RSA PSS, MGF1 with the same digest, salt as long as the digest */
+    CSK_PAD_OAEP = 4,       /* RSA OAEP, MGF1 with the same digest, no label */
+    CSK_PAD_RAW = 5,        /* RSA without padding */
+};
+
+void csk_buffer_free(unsigned char *buffer, size_t length);
+void csk_key_free(csk_key *key);
+
+/* A new key: type CSK_TYPE_EC with bits 256, 384 or 521; CSK_TYPE_RSA with 1024…8192. NULL on failure. */
+csk_key *csk_generate(int type, int bits);
+
+/*
+ * A key from Apple's external representation: EC public 04‖X‖Y, EC private 04‖X‖Y‖K
+ * (the curve follows from the length), RSA public RSAPublicKey DER, RSA private
+ * RSAPrivateKey DER. The key is checked (point on the curve, private matches public,
+ * no bytes after the DER). NULL for anything else.
+ */
+csk_key *csk_import(int type, int is_private, const unsigned char *data, size_t length);
+
+/* Apple's external representation of the key (is_private 0: of its public half). */
+int csk_export(const csk_key *key, int is_private, unsigned char **out, size_t *out_length);
+
+/* The key's size in bits (the curve's, or the modulus'); 0 on failure. */
+int csk_bits(const csk_key *key);
+
+/* The largest signature the key makes, in bytes. */
+int csk_max_signature_size(const csk_key *key);
+
+/* One-shot digest; out holds 64 bytes. Returns the digest's length, or -1. */
+int csk_digest(int digest, const unsigned char *data, size_t length, unsigned char *out);
+
+/*
+ * Signs a digest (digest 0 with CSK_PAD_PKCS1: `input` is signed as it is, without
+ * DigestInfo; with CSK_PAD_RAW: `input` is the whole block). Returns 0, or -1.
+ */
+int csk_sign(const csk_key *key, int padding, int digest, const unsigned char *input, size_t input_length,
+             unsigned char **out, size_t *out_length);
+
+/* 1 when the signature is valid, 0 when it is not, -1 on failure. */
+int csk_verify(const csk_key *key, int padding, int digest, const unsigned char *input, size_t input_length,
+               const unsigned char *signature, size_t signature_length);
+
+/* RSA encryption and decryption (CSK_PAD_PKCS1, CSK_PAD_OAEP with a digest, CSK_PAD_RAW). */
+int csk_encrypt(const csk_key *key, int padding, int digest, const unsigned char *input, size_t input_length,
+                unsigned char **out, size_t *out_length);
+int csk_decrypt(const csk_key *key, int padding, int digest, const unsigned char *input, size_t input_length,
+                unsigned char **out, size_t *out_length);
+
+/* ECDH: the x coordinate of private × public (cofactor 1: with the curve's cofactor). */
+int csk_ecdh(const csk_key *private_key, const csk_key *public_key, int cofactor, unsigned char **out,
+             size_t *out_length);
+
+/* ANSI X9.63 KDF: out_length bytes of Hash(Z ‖ counter ‖ shared_info) for counter 1, 2, … */
+int csk_x963_kdf(int digest, const unsigned char *z, size_t z_length, const unsigned char *shared_info,
+                 size_t shared_info_length, unsigned char *out, size_t out_length);
+
+/*
+ * AES-GCM with a key of 16, 24 or 32 bytes and an IV of any length (Apple's ECIES uses
+ * 16 bytes), no additional data, a 16-byte tag. Open returns 1 when the tag is wrong.
+ */
+int csk_gcm_seal(const unsigned char *key, size_t key_length, const unsigned char *iv, size_t iv_length,
+                 const unsigned char *input, size_t input_length, unsigned char *out, unsigned char *tag);
+int csk_gcm_open(const unsigned char *key, size_t key_length, const unsigned char *iv, size_t iv_length,
+                 const unsigned char *input, size_t input_length, const unsigned char *tag, unsigned char *out);
+#endif
