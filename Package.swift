@@ -210,8 +210,14 @@ let package = Package(
         // registry, the typed layer.
         .testTarget(
             name: "SecItemTests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemMemory", "SecItemKeychain", "SecItemTestSupport"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemMemory", "SecItemKeychain", "SecItemTestSupport", "CSecItemTLSProbe"],
             path: "Tests/SecItemTests"
+        ),
+        // A TLS client (libssl) for the mutual-TLS test of identities from the keychain (issue 25).
+        .target(
+            name: "CSecItemTLSProbe", dependencies: ["CSecItemKeys"], path: "Tests/CSecItemTLSProbe",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"])],
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
         // The out-of-tree backend of Tests/Fixtures/ThirdPartyBackend (SecItemCore only), compiled
         // here too so that ConformanceTests selects it by name through the registry.

@@ -4,12 +4,17 @@
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/obj_mac.h>
 #include <openssl/param_build.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/provider.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 /* A csk_key is an EVP_PKEY: the typedef only keeps libcrypto's names out of Swift. */
 static EVP_PKEY *pkey(const csk_key *key) { return (EVP_PKEY *)(void *)(uintptr_t)key; }
@@ -383,4 +388,385 @@ int csk_gcm_seal(const unsigned char *key, size_t key_length, const unsigned cha
 int csk_gcm_open(const unsigned char *key, size_t key_length, const unsigned char *iv, size_t iv_length,
                  const unsigned char *input, size_t input_length, const unsigned char *tag, unsigned char *out) {
     return gcm(0, key, key_length, iv, iv_length, input, input_length, out, (unsigned char *)(uintptr_t)tag);
+}
+
+/* MARK: Certificates */
+
+static X509 *x509(const csk_cert *cert) { return (X509 *)(void *)(uintptr_t)cert; }
+
+csk_cert *csk_cert_parse(const unsigned char *der, size_t length) {
+    if (der == NULL || length == 0 || length > 0x1000000) return NULL;
+    const unsigned char *p = der;
+    X509 *cert = d2i_X509(NULL, &p, (long)length);
+    if (cert != NULL && p != der + length) {
+        X509_free(cert);
+        cert = NULL;
+    }
+    return (csk_cert *)(void *)cert;
+}
+
+void csk_cert_free(csk_cert *cert) { X509_free(x509(cert)); }
+
+static int take_bytes(const unsigned char *bytes, size_t length, unsigned char **out, size_t *out_length) {
+    *out = OPENSSL_malloc(length == 0 ? 1 : length);
+    if (*out == NULL) return -1;
+    if (length > 0) memcpy(*out, bytes, length);
+    *out_length = length;
+    return 0;
+}
+
+/* The content of one DER TLV (tag and length skipped). */
+static int der_content(const unsigned char *der, long length, const unsigned char **content, long *content_length) {
+    const unsigned char *p = der;
+    long n = 0;
+    int tag = 0, xclass = 0;
+    if (ASN1_get_object(&p, &n, &tag, &xclass, length) & 0x80) return -1;
+    if (p + n != der + length) return -1;
+    *content = p;
+    *content_length = n;
+    return 0;
+}
+
+int csk_cert_der(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    unsigned char *der = NULL;
+    int n = i2d_X509(x509(cert), &der);
+    if (n <= 0) return -1;
+    *out = der;
+    *out_length = (size_t)n;
+    return 0;
+}
+
+int csk_cert_version(const csk_cert *cert) { return (int)X509_get_version(x509(cert)) + 1; }
+
+int csk_cert_serial(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    unsigned char *der = NULL;
+    int n = i2d_ASN1_INTEGER(X509_get0_serialNumber(x509(cert)), &der);
+    const unsigned char *content = NULL;
+    long content_length = 0;
+    int result = -1;
+    if (n > 0 && der_content(der, n, &content, &content_length) == 0)
+        result = take_bytes(content, (size_t)content_length, out, out_length);
+    OPENSSL_free(der);
+    return result;
+}
+
+/* `value` as Apple normalizes it: UTF-8, ASCII upper case, spaces trimmed and collapsed. */
+static ASN1_STRING *normalized_string(const ASN1_STRING *value) {
+    unsigned char *utf8 = NULL;
+    int n = ASN1_STRING_to_UTF8(&utf8, value);
+    if (n < 0) return NULL;
+    unsigned char *w = utf8;
+    int space = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned char ch = utf8[i];
+        if (ch == ' ') {
+            space = (w != utf8);
+            continue;
+        }
+        if (space) *w++ = ' ';
+        space = 0;
+        *w++ = (ch >= 'a' && ch <= 'z') ? (unsigned char)(ch - 'a' + 'A') : ch;
+    }
+    ASN1_STRING *out = ASN1_STRING_type_new(V_ASN1_UTF8STRING);
+    if (out != NULL && !ASN1_STRING_set(out, utf8, (int)(w - utf8))) {
+        ASN1_STRING_free(out);
+        out = NULL;
+    }
+    OPENSSL_free(utf8);
+    return out;
+}
+
+/* A new name with the entries of `name`, their string values normalized, in the same RDNs. */
+static X509_NAME *normalized_name(const X509_NAME *name) {
+    X509_NAME *out = X509_NAME_new();
+    if (out == NULL) return NULL;
+    int previous_set = -1;
+    for (int i = 0; i < X509_NAME_entry_count(name); i++) {
+        const X509_NAME_ENTRY *entry = X509_NAME_get_entry(name, i);
+        const ASN1_STRING *value = X509_NAME_ENTRY_get_data(entry);
+        int set = X509_NAME_ENTRY_set(entry);
+        int type = ASN1_STRING_type(value);
+        int ok;
+        /* A new RDN (set 0), or a further value of the previous one (set -1). */
+        int where = (i > 0 && set == previous_set) ? -1 : 0;
+        previous_set = set;
+        if (type == V_ASN1_BIT_STRING || type == V_ASN1_OCTET_STRING || type == V_ASN1_SEQUENCE) {
+            ok = X509_NAME_add_entry_by_OBJ(out, X509_NAME_ENTRY_get_object(entry), type, ASN1_STRING_get0_data(value),
+                                            ASN1_STRING_length(value), -1, where);
+        } else {
+            ASN1_STRING *normal = normalized_string(value);
+            ok = normal != NULL && X509_NAME_add_entry_by_OBJ(out, X509_NAME_ENTRY_get_object(entry), V_ASN1_UTF8STRING,
+                                                              ASN1_STRING_get0_data(normal), ASN1_STRING_length(normal), -1,
+                                                              where);
+            ASN1_STRING_free(normal);
+        }
+        if (!ok) {
+            X509_NAME_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+int csk_cert_name(const csk_cert *cert, int issuer, int normalized, unsigned char **out, size_t *out_length) {
+    const X509_NAME *name = issuer ? X509_get_issuer_name(x509(cert)) : X509_get_subject_name(x509(cert));
+    X509_NAME *normal = normalized ? normalized_name(name) : NULL;
+    if (normalized && normal == NULL) return -1;
+    unsigned char *der = NULL;
+    int n = i2d_X509_NAME(normalized ? normal : name, &der);
+    X509_NAME_free(normal);
+    const unsigned char *content = NULL;
+    long content_length = 0;
+    int result = -1;
+    if (n > 0 && der_content(der, n, &content, &content_length) == 0)
+        result = take_bytes(content, (size_t)content_length, out, out_length);
+    OPENSSL_free(der);
+    return result;
+}
+
+int csk_cert_subject_key_id(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    const ASN1_OCTET_STRING *id = X509_get0_subject_key_id(x509(cert));
+    if (id == NULL) return -1;
+    return take_bytes(ASN1_STRING_get0_data(id), (size_t)ASN1_STRING_length(id), out, out_length);
+}
+
+int csk_cert_public_key_bits(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    X509_PUBKEY *spki = X509_get_X509_PUBKEY(x509(cert));
+    const unsigned char *bits = NULL;
+    int n = 0;
+    if (spki == NULL || !X509_PUBKEY_get0_param(NULL, &bits, &n, NULL, spki) || n < 0) return -1;
+    return take_bytes(bits, (size_t)n, out, out_length);
+}
+
+int csk_cert_public_key_type(const csk_cert *cert) {
+    EVP_PKEY *key = X509_get0_pubkey(x509(cert));
+    if (key == NULL) return 0;
+    if (EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA) return CSK_TYPE_RSA;
+    if (is_ec(key) && curve_name(EVP_PKEY_get_bits(key)) != NULL) return CSK_TYPE_EC;
+    return 0;
+}
+
+/* Appends `length` bytes and a NUL to the growing buffer. */
+static int append(unsigned char **buffer, size_t *used, const unsigned char *bytes, size_t length) {
+    unsigned char *grown = OPENSSL_realloc(*buffer, *used + length + 1);
+    if (grown == NULL) return -1;
+    memcpy(grown + *used, bytes, length);
+    grown[*used + length] = 0;
+    *buffer = grown;
+    *used += length + 1;
+    return 0;
+}
+
+int csk_cert_subject_values(const csk_cert *cert, int nid, int san_emails, unsigned char **out, size_t *out_length) {
+    const X509_NAME *name = X509_get_subject_name(x509(cert));
+    unsigned char *buffer = NULL;
+    size_t used = 0;
+    int ok = 1;
+    for (int i = X509_NAME_get_index_by_NID(name, nid, -1); ok && i >= 0; i = X509_NAME_get_index_by_NID(name, nid, i)) {
+        unsigned char *utf8 = NULL;
+        int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i)));
+        ok = n >= 0 && append(&buffer, &used, utf8, (size_t)n) == 0;
+        OPENSSL_free(utf8);
+    }
+    if (ok && san_emails) {
+        GENERAL_NAMES *names = X509_get_ext_d2i(x509(cert), NID_subject_alt_name, NULL, NULL);
+        for (int i = 0; ok && names != NULL && i < sk_GENERAL_NAME_num(names); i++) {
+            const GENERAL_NAME *general = sk_GENERAL_NAME_value(names, i);
+            if (general->type != GEN_EMAIL) continue;
+            ok = append(&buffer, &used, ASN1_STRING_get0_data(general->d.rfc822Name),
+                        (size_t)ASN1_STRING_length(general->d.rfc822Name)) == 0;
+        }
+        GENERAL_NAMES_free(names);
+    }
+    if (!ok) {
+        OPENSSL_free(buffer);
+        return -1;
+    }
+    if (buffer == NULL) return take_bytes(NULL, 0, out, out_length);
+    *out = buffer;
+    *out_length = used;
+    return 0;
+}
+
+int csk_cert_subject_line(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio == NULL) return -1;
+    int result = -1;
+    if (X509_NAME_print_ex(bio, X509_get_subject_name(x509(cert)), 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0) {
+        char *data = NULL;
+        long n = BIO_get_mem_data(bio, &data);
+        if (n >= 0) result = take_bytes((const unsigned char *)data, (size_t)n, out, out_length);
+    }
+    BIO_free(bio);
+    return result;
+}
+
+int csk_cert_matches_key(const csk_cert *cert, const csk_key *key) {
+    EVP_PKEY *certificate_key = X509_get0_pubkey(x509(cert));
+    return certificate_key != NULL && EVP_PKEY_eq(certificate_key, pkey(key)) == 1;
+}
+
+/* MARK: PKCS #12 and PEM */
+
+struct csk_pkcs12 {
+    EVP_PKEY *key;
+    X509 *cert;
+    STACK_OF(X509) *chain;
+};
+
+static PKCS12 *pkcs12_read(const unsigned char *data, size_t length) {
+    const unsigned char *p = data;
+    PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)length);
+    if (p12 != NULL && p != data + length) {
+        PKCS12_free(p12);
+        p12 = NULL;
+    }
+    return p12;
+}
+
+static CRYPTO_ONCE legacy_once = CRYPTO_ONCE_STATIC_INIT;
+static OSSL_PROVIDER *legacy_provider = NULL;
+static void load_legacy(void) { legacy_provider = OSSL_PROVIDER_try_load(NULL, "legacy", 1); }
+
+csk_pkcs12 *csk_pkcs12_parse(const unsigned char *data, size_t length, const char *passphrase, int *status) {
+    *status = -1;
+    if (data == NULL || length == 0 || length > 0x4000000) return NULL;
+    PKCS12 *p12 = pkcs12_read(data, length);
+    if (p12 == NULL) return NULL;
+    const char *pass = passphrase == NULL ? "" : passphrase;
+    if (PKCS12_mac_present(p12) && !PKCS12_verify_mac(p12, pass, -1)) {
+        *status = 1;
+        PKCS12_free(p12);
+        return NULL;
+    }
+    struct csk_pkcs12 *out = OPENSSL_zalloc(sizeof *out);
+    if (out == NULL) {
+        PKCS12_free(p12);
+        return NULL;
+    }
+    int ok = PKCS12_parse(p12, pass, &out->key, &out->cert, &out->chain);
+    if (!ok) {
+        /* RC2-40 and 3DES bags (openssl pkcs12 -legacy) need the legacy provider; keep the default one. */
+        ERR_clear_error();
+        if (CRYPTO_THREAD_run_once(&legacy_once, load_legacy) && legacy_provider != NULL)
+            ok = PKCS12_parse(p12, pass, &out->key, &out->cert, &out->chain);
+    }
+    PKCS12_free(p12);
+    if (!ok || out->cert == NULL) {
+        csk_pkcs12_free(out);
+        return NULL;
+    }
+    *status = 0;
+    return out;
+}
+
+void csk_pkcs12_free(csk_pkcs12 *p12) {
+    if (p12 == NULL) return;
+    EVP_PKEY_free(p12->key);
+    X509_free(p12->cert);
+    sk_X509_pop_free(p12->chain, X509_free);
+    OPENSSL_free(p12);
+}
+
+const csk_key *csk_pkcs12_key(const csk_pkcs12 *p12) { return p12->key == NULL ? NULL : wrap(p12->key); }
+const csk_cert *csk_pkcs12_cert(const csk_pkcs12 *p12) { return (const csk_cert *)(void *)p12->cert; }
+int csk_pkcs12_chain_count(const csk_pkcs12 *p12) { return p12->chain == NULL ? 0 : sk_X509_num(p12->chain); }
+const csk_cert *csk_pkcs12_chain_cert(const csk_pkcs12 *p12, int index) {
+    return (const csk_cert *)(void *)sk_X509_value(p12->chain, index);
+}
+
+int csk_cert_alias(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    int n = 0;
+    unsigned char *alias = X509_alias_get0(x509(cert), &n);
+    if (alias == NULL || n < 0) return -1;
+    return take_bytes(alias, (size_t)n, out, out_length);
+}
+
+int csk_cert_local_key_id(const csk_cert *cert, unsigned char **out, size_t *out_length) {
+    int n = 0;
+    unsigned char *id = X509_keyid_get0(x509(cert), &n);
+    if (id == NULL || n < 0) return -1;
+    return take_bytes(id, (size_t)n, out, out_length);
+}
+
+int csk_key_type(const csk_key *key) {
+    EVP_PKEY *k = pkey(key);
+    if (EVP_PKEY_get_base_id(k) == EVP_PKEY_RSA) return CSK_TYPE_RSA;
+    if (is_ec(k) && curve_name(EVP_PKEY_get_bits(k)) != NULL) return CSK_TYPE_EC;
+    return 0;
+}
+
+int csk_pem_certificates(const unsigned char *pem, size_t length, unsigned char **out, size_t *out_length) {
+    *out = NULL;
+    *out_length = 0;
+    if (length > 0x4000000) return -1;
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    if (bio == NULL) return -1;
+    unsigned char *buffer = NULL;
+    size_t used = 0;
+    int count = 0;
+    X509 *cert = NULL;
+    while ((cert = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        unsigned char *der = NULL;
+        int n = i2d_X509(cert, &der);
+        X509_free(cert);
+        if (n <= 0) break;
+        /* Each certificate: a 4-byte big-endian length, then its DER. */
+        unsigned char *grown = OPENSSL_realloc(buffer, used + 4 + (size_t)n);
+        if (grown == NULL) {
+            OPENSSL_free(der);
+            break;
+        }
+        buffer = grown;
+        buffer[used] = (unsigned char)(n >> 24);
+        buffer[used + 1] = (unsigned char)(n >> 16);
+        buffer[used + 2] = (unsigned char)(n >> 8);
+        buffer[used + 3] = (unsigned char)n;
+        memcpy(buffer + used + 4, der, (size_t)n);
+        used += 4 + (size_t)n;
+        OPENSSL_free(der);
+        count++;
+    }
+    ERR_clear_error();
+    BIO_free(bio);
+    *out = buffer;
+    *out_length = used;
+    return count;
+}
+
+static int no_password(char *buf, int size, int rwflag, void *u) {
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)u;
+    return -1;
+}
+
+csk_key *csk_pem_private_key(const unsigned char *pem, size_t length) {
+    if (length > 0x4000000) return NULL;
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    if (bio == NULL) return NULL;
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, no_password, NULL);
+    ERR_clear_error();
+    BIO_free(bio);
+    return key == NULL ? NULL : wrap(key);
+}
+
+csk_key *csk_der_key(const unsigned char *der, size_t length, int *is_private) {
+    if (der == NULL || length == 0 || length > 0x1000000) return NULL;
+    const unsigned char *p = der;
+    EVP_PKEY *key = d2i_AutoPrivateKey(NULL, &p, (long)length);
+    *is_private = 1;
+    if (key == NULL || p != der + length) {
+        EVP_PKEY_free(key);
+        p = der;
+        key = d2i_PUBKEY(NULL, &p, (long)length);
+        *is_private = 0;
+        if (key != NULL && p != der + length) {
+            EVP_PKEY_free(key);
+            key = NULL;
+        }
+    }
+    ERR_clear_error();
+    return key == NULL ? NULL : wrap(key);
 }

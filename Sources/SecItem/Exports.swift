@@ -250,3 +250,5 @@
 @_exported public import var SecItemCore.kSecPublicKeyAttrs
 @_exported public import var SecItemCore.kSecKeyKeyExchangeParameterRequestedSize
 @_exported public import var SecItemCore.kSecKeyKeyExchangeParameterSharedInfo
+@_exported public import class SecItemCore.SecCertificate
+@_exported public import class SecItemCore.SecIdentity

@@ -146,9 +146,12 @@ package struct ItemRequest: Sendable {
             }
             parsed.itemClass = cls
         }
-        if parsed.itemClass == .identity {
-            throw SecItemError(
-                errSecUnimplemented, "kSecClassIdentity is not implemented on Linux; store the certificate and key")
+
+        // Without kSecClass, a kSecValueRef object names the class (its attributes follow).
+        if parsed.itemClass == nil, role != .changes, let object = dictionary[SecConstant.kSecValueRef],
+            case .reference(let reference) = RawValue(object)
+        {
+            parsed.itemClass = reference.itemClass
         }
 
         // Keys in dictionary order (no sorting on the hot path); on a failure, the
@@ -249,7 +252,7 @@ package struct ItemRequest: Sendable {
             persistentRef = ref
         case SecConstant.kSecValueRef:
             guard case .reference(let object) = raw else {
-                throw SecItemError(errSecParam, "kSecValueRef must be a SecKey, not \(raw.typeName)")
+                throw SecItemError(errSecParam, "kSecValueRef must be a SecKey, SecCertificate or SecIdentity, not \(raw.typeName)")
             }
             guard role != .changes else { return }
             reference = object

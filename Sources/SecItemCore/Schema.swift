@@ -6,7 +6,8 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case internetPassword = "inet"
     case certificate = "cert"
     case key = "keys"
-    /// Parsed so that it can be rejected clearly: identities are not implemented.
+    /// A certificate paired with the private key of its public key: searched, never stored
+    /// as such (an identity's add stores its certificate and its key).
     case identity = "idnt"
 
     /// The four-letter class name (`genp`, …).
@@ -26,14 +27,14 @@ public enum ItemClass: String, Sendable, Hashable, CaseIterable, CustomStringCon
         assert(self == ItemClass(rawValue: name))
     }
 
-    /// The class's attribute table (``ClassSchema``); `nil` for identities, which are not stored.
+    /// The class's attribute table (``ClassSchema``); an identity's is its certificate's and key's together.
     var schema: ClassSchema? {
         switch self {
         case .genericPassword: return Schema.genericPassword
         case .internetPassword: return Schema.internetPassword
         case .certificate: return Schema.certificate
         case .key: return Schema.key
-        case .identity: return nil
+        case .identity: return Schema.identity
         }
     }
 
@@ -124,6 +125,10 @@ public enum Schema {
             "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap", "unwp",
         ],
         primaryKey: ["kcls", "klbl", "atag", "crtr", "type", "bsiz", "esiz", "sdat", "edat", "agrp", "sync"])
+
+    /// An identity's query may name its certificate's and its key's attributes.
+    static let identity = ClassSchema(
+        own: certificate.attributes.union(key.attributes).subtracting(common), primaryKey: certificate.primaryKey)
 
     /// The attributes backends index for lookup (an exact-match constraint on one
     /// narrows a search before the matcher runs), in a fixed order: the file

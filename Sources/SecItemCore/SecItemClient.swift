@@ -63,6 +63,7 @@ public struct SecItemClient: Sendable {
     @discardableResult
     public func addItem(_ attributes: [String: Any]) throws(SecItemError) -> Any? {
         let request = try ItemRequest.parse(attributes, role: .add)
+        if request.itemClass == .identity { return try addIdentity(request) }
         let item = try add(request)
         return ResultShaper.shape([item], returns: request.returns, asArray: false, authority: accessAuthority)
     }
@@ -73,6 +74,7 @@ public struct SecItemClient: Sendable {
     /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
     public func copyMatchingItems(_ query: [String: Any]) throws(SecItemError) -> Any? {
         let request = try ItemRequest.parse(query, role: .search)
+        if request.itemClass == .identity { return try copyIdentities(request) }
         let items = try find(request)
         return ResultShaper.shape(
             items, returns: request.returns, asArray: request.limit.returnsArray, authority: accessAuthority)
@@ -84,6 +86,9 @@ public struct SecItemClient: Sendable {
     @discardableResult
     public func updateItems(_ query: [String: Any], _ attributesToUpdate: [String: Any]) throws(SecItemError) -> Int {
         let request = try ItemRequest.parse(query, role: .modifyQuery)
+        if request.itemClass == .identity {
+            throw SecItemError(errSecUnimplemented, "update an identity's certificate or key (kSecClassCertificate, kSecClassKey)")
+        }
         let changes = try ItemRequest.parse(attributesToUpdate, role: .changes, itemClass: request.itemClass)
         return try update(request, with: changes)
     }
@@ -93,7 +98,9 @@ public struct SecItemClient: Sendable {
     /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
     @discardableResult
     public func deleteItems(_ query: [String: Any]) throws(SecItemError) -> Int {
-        try delete(try ItemRequest.parse(query, role: .modifyQuery))
+        let request = try ItemRequest.parse(query, role: .modifyQuery)
+        if request.itemClass == .identity { return try deleteIdentities(request) }
+        return try delete(request)
     }
 
     // MARK: Typed entry points (the dictionary API above and the typed layer both call these)
@@ -113,6 +120,9 @@ public struct SecItemClient: Sendable {
     package func newItem(_ request: ItemRequest) throws(SecItemError) -> StoredItem {
         try request.validate(.add, entitlements: accessGroups)
         guard let itemClass = request.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
+        guard itemClass != .identity else {
+            throw SecItemError(errSecParam, "an identity is added as kSecValueRef of a SecIdentity (SecItemAdd)")
+        }
         return makeItem(itemClass, request)
     }
 
@@ -122,6 +132,9 @@ public struct SecItemClient: Sendable {
     /// - Throws: `errSecItemNotFound` when nothing matches.
     package func find(_ request: ItemRequest) throws(SecItemError) -> [StoredItem] {
         try request.validate(.search, entitlements: accessGroups)
+        if request.itemClass == .identity {
+            return try findIdentities(request).map(\.certificate)
+        }
         if case .count(0) = request.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
         var itemQuery = try makeQuery(request)
         itemQuery.returnsDataOnly = request.returns.data && !request.returns.attributes && !request.returns.persistentRef
@@ -175,6 +188,9 @@ public struct SecItemClient: Sendable {
     package func update(_ query: ItemRequest, with changes: ItemRequest) throws(SecItemError) -> Int {
         try query.validate(.modifyQuery, entitlements: accessGroups)
         try changes.validate(.changes, entitlements: accessGroups)
+        if query.itemClass == .identity {
+            throw SecItemError(errSecUnimplemented, "update an identity's certificate or key (kSecClassCertificate, kSecClassKey)")
+        }
         if changes.attributes.isEmpty && changes.data == nil && changes.accessGroup == nil
             && changes.synchronizable == nil
         {
@@ -269,6 +285,7 @@ public struct SecItemClient: Sendable {
     @discardableResult
     package func delete(_ query: ItemRequest) throws(SecItemError) -> Int {
         try query.validate(.modifyQuery, entitlements: accessGroups)
+        if query.itemClass == .identity { return try deleteIdentities(query) }
         let count = try backend.delete(matching: try makeQuery(query))
         guard count > 0 else { throw SecItemError(errSecItemNotFound) }
         return count
@@ -341,7 +358,7 @@ public struct SecItemClient: Sendable {
         return StoredItem(itemClass: itemClass, id: randomUUID(), attributes: attributes, data: parsed.data)
     }
 
-    private func makeQuery(_ parsed: ItemRequest) throws(SecItemError) -> ItemQuery {
+    func makeQuery(_ parsed: ItemRequest) throws(SecItemError) -> ItemQuery {
         var query: ItemQuery
         if let (refClass, id) = parsed.persistentRef {
             guard parsed.itemClass == nil || parsed.itemClass == refClass else {

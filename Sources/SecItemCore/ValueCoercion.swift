@@ -47,6 +47,10 @@ enum RawValue {
             self = .authenticationContext(context)
         } else if let key = value as? SecKey {
             self = .reference(.key(key))
+        } else if let certificate = value as? SecCertificate {
+            self = .reference(.certificate(certificate))
+        } else if let identity = value as? SecIdentity {
+            self = .reference(.identity(identity))
         } else {
             self = .other(String(describing: type(of: value)))
         }

@@ -91,4 +91,66 @@ int csk_gcm_seal(const unsigned char *key, size_t key_length, const unsigned cha
                  const unsigned char *input, size_t input_length, unsigned char *out, unsigned char *tag);
 int csk_gcm_open(const unsigned char *key, size_t key_length, const unsigned char *iv, size_t iv_length,
                  const unsigned char *input, size_t input_length, const unsigned char *tag, unsigned char *out);
+
+/*
+ * Certificates (an X509). Parsed from DER only, with no bytes after it; NULL for anything else.
+ * Byte-returning functions allocate *out (release with csk_buffer_free) and return 0, or -1
+ * (also when the certificate has no such field).
+ */
+typedef struct csk_cert csk_cert;
+csk_cert *csk_cert_parse(const unsigned char *der, size_t length);
+void csk_cert_free(csk_cert *cert);
+/* The certificate's DER. */
+int csk_cert_der(const csk_cert *cert, unsigned char **out, size_t *out_length);
+/* The X.509 version: 1, 2 or 3. */
+int csk_cert_version(const csk_cert *cert);
+/* The serial number's content bytes (the DER INTEGER without tag and length). */
+int csk_cert_serial(const csk_cert *cert, unsigned char **out, size_t *out_length);
+/*
+ * The subject (issuer 0) or issuer (issuer 1) name's DER content without its SEQUENCE
+ * header; normalized 1: each string value as UTF8String, ASCII letters upper-cased,
+ * leading and trailing spaces dropped and inner runs of spaces collapsed to one.
+ */
+int csk_cert_name(const csk_cert *cert, int issuer, int normalized, unsigned char **out, size_t *out_length);
+/* The subject key identifier extension's bytes. */
+int csk_cert_subject_key_id(const csk_cert *cert, unsigned char **out, size_t *out_length);
+/* The subjectPublicKey BIT STRING's bytes (X9.63 point, or RSAPublicKey DER). */
+int csk_cert_public_key_bits(const csk_cert *cert, unsigned char **out, size_t *out_length);
+/* The public key's type: CSK_TYPE_EC (P-256/384/521), CSK_TYPE_RSA, or 0 for any other. */
+int csk_cert_public_key_type(const csk_cert *cert);
+/*
+ * The subject's values of attribute `nid` (13 commonName, 48 emailAddress, 17 organizationalUnitName,
+ * 18 organizationName, …) as UTF-8, each followed by a NUL; with san_emails 1, the rfc822Name
+ * subject alternative names after them.
+ */
+int csk_cert_subject_values(const csk_cert *cert, int nid, int san_emails, unsigned char **out, size_t *out_length);
+/* The subject as one line, RFC 2253 style, for a summary of last resort. */
+int csk_cert_subject_line(const csk_cert *cert, unsigned char **out, size_t *out_length);
+/* 1 when the certificate's public key is the public half of `key`. */
+int csk_cert_matches_key(const csk_cert *cert, const csk_key *key);
+
+/*
+ * PKCS #12 (openssl pkcs12 -export, modern AES/PBKDF2 or -legacy RC2/3DES: libcrypto's
+ * legacy provider is loaded on the first file that needs it). *status: 0 parsed, 1 the
+ * passphrase is wrong (the MAC does not verify), -1 not a PKCS #12 file or no key in it.
+ */
+typedef struct csk_pkcs12 csk_pkcs12;
+csk_pkcs12 *csk_pkcs12_parse(const unsigned char *data, size_t length, const char *passphrase, int *status);
+void csk_pkcs12_free(csk_pkcs12 *p12);
+/* Borrowed: valid until csk_pkcs12_free. The key may be NULL (a file of certificates only). */
+const csk_key *csk_pkcs12_key(const csk_pkcs12 *p12);
+const csk_cert *csk_pkcs12_cert(const csk_pkcs12 *p12);
+int csk_pkcs12_chain_count(const csk_pkcs12 *p12);
+const csk_cert *csk_pkcs12_chain_cert(const csk_pkcs12 *p12, int index);
+/* The certificate's friendlyName (UTF-8) and localKeyID bags; -1 when absent. */
+int csk_cert_alias(const csk_cert *cert, unsigned char **out, size_t *out_length);
+int csk_cert_local_key_id(const csk_cert *cert, unsigned char **out, size_t *out_length);
+/* The key type of a csk_key: CSK_TYPE_EC, CSK_TYPE_RSA or 0. */
+int csk_key_type(const csk_key *key);
+
+/* PEM: the DER of every "CERTIFICATE" block, and the first private key (any PEM key form, unencrypted). */
+int csk_pem_certificates(const unsigned char *pem, size_t length, unsigned char **out, size_t *out_length);
+csk_key *csk_pem_private_key(const unsigned char *pem, size_t length);
+/* A key from DER: PKCS #8 PrivateKeyInfo, SEC1/PKCS #1 private keys, SubjectPublicKeyInfo. */
+csk_key *csk_der_key(const unsigned char *der, size_t length, int *is_private);
 #endif

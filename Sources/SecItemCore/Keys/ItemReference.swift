@@ -3,10 +3,14 @@ import Foundation
 /// A keychain object given as `kSecValueRef` or returned for `kSecReturnRef`.
 package enum ItemReference: Sendable {
     case key(SecKey)
+    case certificate(SecCertificate)
+    case identity(SecIdentity)
 
     var typeName: String {
         switch self {
         case .key: return "SecKey"
+        case .certificate: return "SecCertificate"
+        case .identity: return "SecIdentity"
         }
     }
 
@@ -14,9 +18,18 @@ package enum ItemReference: Sendable {
     var itemClass: ItemClass {
         switch self {
         case .key: return .key
+        case .certificate: return .certificate
+        case .identity: return .identity
         }
     }
 }
+
+/// The attributes Apple derives from a certificate's DER: the caller cannot override them.
+private let fixedCertificateAttributes: Set<String> = [
+    SecConstant.kSecAttrCertificateType, SecConstant.kSecAttrCertificateEncoding, SecConstant.kSecAttrSubject,
+    SecConstant.kSecAttrIssuer, SecConstant.kSecAttrSerialNumber, SecConstant.kSecAttrSubjectKeyID,
+    SecConstant.kSecAttrPublicKeyHash,
+]
 
 /// The attributes an object's derived values fix: the caller cannot override them.
 private let fixedKeyAttributes: Set<String> = [
@@ -55,6 +68,28 @@ extension ItemRequest {
             case .changes:
                 return
             }
+        case .certificate(let certificate):
+            certificateRequest(certificate, role: role)
+        case .identity(let identity):
+            // An identity is stored as its certificate and its private key (SecItemClient
+            // adds both); a search looks for its certificate.
+            certificateRequest(identity.certificate, role: role)
+        }
+    }
+
+    private mutating func certificateRequest(_ certificate: SecCertificate, role: Role) {
+        switch role {
+        case .add:
+            var merged = certificate.derivedAttributes
+            for (name, value) in attributes where !fixedCertificateAttributes.contains(name) { merged[name] = value }
+            attributes = merged
+            data = certificate.der
+        case .search, .modifyQuery:
+            for name in [SecConstant.kSecAttrCertificateType, SecConstant.kSecAttrIssuer, SecConstant.kSecAttrSerialNumber] {
+                attributes[name] = certificate.derivedAttributes[name]
+            }
+        case .changes:
+            return
         }
     }
 }
