@@ -770,3 +770,12 @@ csk_key *csk_der_key(const unsigned char *der, size_t length, int *is_private) {
     ERR_clear_error();
     return key == NULL ? NULL : wrap(key);
 }
+
+int csk_export_spki(const csk_key *key, unsigned char **out, size_t *out_length) {
+    unsigned char *der = NULL;
+    int n = i2d_PUBKEY(pkey(key), &der);
+    if (n <= 0) return -1;
+    *out = der;
+    *out_length = (size_t)n;
+    return 0;
+}

@@ -82,11 +82,14 @@ enum BasicCases {
             try c.expect(try c.count([kSecClass as String: kSecClassKey]) == 2, "two keys")
             try c.expect(try c.count([kSecClass as String: kSecClassCertificate]) == 2, "two certs")
         },
-        ConformanceCase("identity class is errSecUnimplemented") { c in
-            try c.expectRejected(errSecUnimplemented, "add identity") {
+        ConformanceCase("identity class: added only as a SecIdentity; none stored is errSecItemNotFound") { c in
+            try c.expectRejected(errSecParam, "add identity without kSecValueRef") {
                 c.add([kSecClass as String: kSecClassIdentity, kSecAttrLabel as String: "x"])
             }
-            try c.expectStatus(c.copy([kSecClass as String: kSecClassIdentity]).0, errSecUnimplemented, "search identity")
+            try c.expectStatus(c.copy([kSecClass as String: kSecClassIdentity]).0, errSecItemNotFound, "search identity")
+            try c.expectRejected(errSecUnimplemented, "update identity") {
+                c.update([kSecClass as String: kSecClassIdentity], [kSecAttrLabel as String: "y"])
+            }
         },
         ConformanceCase("classes are separate: the same attributes in genp and inet do not collide") { c in
             try c.addGenp("s", "a")

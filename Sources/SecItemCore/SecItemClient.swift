@@ -150,9 +150,10 @@ public struct SecItemClient: Sendable {
             }
         } else {
             // Data not released through the gate does not leave the core; a key's bytes
-            // go into the SecKey a kSecReturnRef asks for (its use asks the gate).
+            // go into the SecKey a kSecReturnRef asks for (its use asks the gate), a
+            // certificate's DER into its SecCertificate.
             for index in items.indices where items[index].data != nil {
-                if request.returns.ref && items[index].itemClass == .key { continue }
+                if request.returns.ref && (items[index].itemClass == .key || items[index].itemClass == .certificate) { continue }
                 items[index].data = nil
             }
         }
@@ -405,11 +406,13 @@ enum ResultShaper {
         return [Any]()
     }
 
-    /// The object `kSecReturnRef` returns for `item`: a `SecKey` for a key; `nil` for
+    /// The object `kSecReturnRef` returns for `item`: a `SecKey` for a key, a `SecCertificate`
+    /// for a certificate; `nil` for
     /// passwords (macOS's `SecKeychainItem` does not exist here).
     static func reference(_ item: StoredItem, authority: (any AccessAuthority)?) -> AnyObject? {
         switch item.itemClass {
         case .key: return SecKey.fromItem(item, authority: authority ?? HeadlessAccessAuthority())
+        case .certificate: return SecCertificate.fromItem(item)
         default: return nil
         }
     }

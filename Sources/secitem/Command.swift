@@ -5,7 +5,7 @@ enum Command {
     /// Every verb, in the order `--help` lists them.
     static var verbs: [Verb] { PasswordVerbs.all + otherVerbs }
 
-    static var otherVerbs: [Verb] { [DumpVerb.verb, GroupVerbs.setAccessGroup, DiagnoseVerb.verb] + TransferVerbs.all + FileVerbs.all }
+    static var otherVerbs: [Verb] { [DumpVerb.verb, GroupVerbs.setAccessGroup, DiagnoseVerb.verb] + TransferVerbs.all + CertificateVerbs.all + FileVerbs.all }
 
     /// The verb called `name`, building only it when it is a password verb (the common case).
     static func verb(named name: String) -> Verb? {

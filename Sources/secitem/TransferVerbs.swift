@@ -76,7 +76,7 @@ enum TransferVerbs {
 
     static let export = Verb(
         "export", summary: "Write matching items to an export file, encrypted with a passphrase.",
-        synopsis: "--output FILE [--plaintext] [--include-this-device-only] [selection]",
+        synopsis: "--output FILE [--plaintext] [--include-this-device-only] [selection] | --type certs|pubKeys [--format pemseq|x509] [--output FILE]",
         discussion: """
             The file is a secitem export (format version 1, docs/cli.md): encrypted with scrypt and
             AES-256-GCM exactly as the file backend is, unless --plaintext asks for clear JSON. The
@@ -88,9 +88,12 @@ enum TransferVerbs {
             OptionSpec("output", short: "o", long: "output", valueName: "file", help: "The file to write (must not exist)."),
             OptionSpec("plaintext", long: "plaintext", .flag, help: "Write clear JSON, not encrypted: anyone who reads the file reads the secrets."),
             skipDamagedOption,
+            OptionSpec("type", short: "t", long: "type", valueName: "certs|pubKeys", help: "Export certificates or public keys (PEM; not an archive), as macOS security export -t."),
+            OptionSpec("format", short: "f", long: "format", valueName: "pemseq|x509", help: "With --type: PEM sequence (default) or one DER certificate."),
         ] + selectionOptions
     ) { (invocation: Invocation) throws(CommandError) in
         let args = invocation.arguments
+        if let type = args.value("type") { return try CertificateVerbs.exportObjects(invocation, type: type) }
         guard let output = args.value("output") else { throw CommandError(.usage, "--output FILE is required") }
         let env = invocation.effectiveEnvironment
         let selection = try selection(args, environment: env)
@@ -128,7 +131,7 @@ enum TransferVerbs {
 
     static let importVerb = Verb(
         "import", summary: "Add every item of an export file to the keychain.",
-        synopsis: "--input FILE [--plaintext] [--resume] [--access-group GROUP]",
+        synopsis: "--input FILE [--plaintext] [--resume] [--access-group GROUP] | FILE [--label L] [--access-group GROUP]",
         discussion: """
             The whole file is read and checked first: a wrong passphrase (status 51), or a damaged,
             truncated or foreign file (status 1), imports nothing. A plaintext (JSON) export is imported
@@ -146,8 +149,12 @@ enum TransferVerbs {
             OptionSpec("plaintext", long: "plaintext", .flag, help: "Accept a plaintext (JSON) export file."),
             OptionSpec("resume", long: "resume", .flag, help: "Finish an interrupted import: skip items already there with the same identity and contents."),
             OptionSpec("group", short: "G", long: "access-group", valueName: "group", help: "Import every item into this access group instead of its own."),
-        ]
+            OptionSpec("label", short: "l", long: "label", valueName: "label", help: "With FILE: the label of the imported objects."),
+        ],
+        maxOperands: 1
     ) { (invocation: Invocation) throws(CommandError) in
+        // `secitem import FILE`: a PEM, DER or PKCS #12 file, as macOS security import (CertificateVerbs).
+        if let file = invocation.arguments.operands.first { return try CertificateVerbs.importFile(invocation, file) }
         guard let input = invocation.arguments.value("input") else { throw CommandError(.usage, "--input FILE is required") }
         let env = invocation.effectiveEnvironment
         do throws(SecItemError) {

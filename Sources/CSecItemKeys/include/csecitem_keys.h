@@ -153,4 +153,6 @@ int csk_pem_certificates(const unsigned char *pem, size_t length, unsigned char 
 csk_key *csk_pem_private_key(const unsigned char *pem, size_t length);
 /* A key from DER: PKCS #8 PrivateKeyInfo, SEC1/PKCS #1 private keys, SubjectPublicKeyInfo. */
 csk_key *csk_der_key(const unsigned char *der, size_t length, int *is_private);
+/* The SubjectPublicKeyInfo DER of the key's public half (what a PEM "PUBLIC KEY" holds). */
+int csk_export_spki(const csk_key *key, unsigned char **out, size_t *out_length);
 #endif

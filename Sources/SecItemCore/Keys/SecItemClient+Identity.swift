@@ -73,7 +73,10 @@ extension SecItemClient {
             if returns.ref { out[SecConstant.kSecValueRef] = makeIdentity(match) }
             switch returns.count {
             case 0: return nil
-            case 1: return out.values.first
+            case 1 where returns.attributes: return out
+            case 1 where returns.data: return out[SecConstant.kSecValueData]
+            case 1 where returns.persistentRef: return out[SecConstant.kSecValuePersistentRef]
+            case 1: return out[SecConstant.kSecValueRef]
             default: return out
             }
         }
