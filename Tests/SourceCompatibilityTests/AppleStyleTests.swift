@@ -71,3 +71,67 @@ struct AppleStyleTests {
         #expect(errSecSuccess == noErr)
     }
 }
+
+/// Runs `openssl` in `dir`; its standard output.
+@discardableResult
+private func runOpenSSL(_ arguments: [String], in dir: URL) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    process.arguments = arguments
+    process.currentDirectoryURL = dir
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "openssl \(arguments.first ?? "")")
+    return data
+}
+
+@Suite("Key, certificate and identity code written for Apple platforms")
+struct AppleStyleKeyTests {
+    func withStore(_ body: () throws -> Void) throws {
+        try SecItemClient.withClient(SecItemClient(backend: isolatedStore(), accessGroups: ["app"]), operation: body)
+    }
+
+    @Test("device key: made once, found by tag, signs, verifies, deleted")
+    func deviceKey() throws {
+        try withStore {
+            let store = DeviceKeyStore(tag: "com.example.device-key")
+            #expect(store.loadKey() == nil)
+            let signature = try store.sign(Data("request".utf8))
+            #expect(store.verify(Data("request".utf8), signature: signature))
+            #expect(!store.verify(Data("other".utf8), signature: signature))
+            #expect(try store.publicKeyData().count == 65)
+            _ = try store.sign(Data("again".utf8))
+            #expect(store.deleteKey() == errSecSuccess)
+            #expect(store.loadKey() == nil)
+        }
+    }
+
+    @Test("certificate pinning and PKCS #12 identity import")
+    func certificatesAndIdentities() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("apple-style-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try runOpenSSL(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "k.pem",
+                        "-out", "c.pem", "-subj", "/CN=api.example.com", "-days", "1"], in: dir)
+        let der = try runOpenSSL(["x509", "-in", "c.pem", "-outform", "DER"], in: dir)
+        try runOpenSSL(["pkcs12", "-export", "-inkey", "k.pem", "-in", "c.pem", "-passout", "pass:secret", "-out", "c.p12"], in: dir)
+        try withStore {
+            #expect(PinnedCertificateStore.store(der, label: "api") == errSecSuccess)
+            #expect(PinnedCertificateStore.store(der, label: "api") == errSecDuplicateItem)
+            #expect(PinnedCertificateStore.store(Data("junk".utf8), label: "junk") == errSecParam)
+            let pinned = try #require(PinnedCertificateStore.load(label: "api"))
+            #expect(PinnedCertificateStore.matches(pinned, pinned: der))
+            let p12 = try Data(contentsOf: dir.appendingPathComponent("c.p12"))
+            #expect(throws: AppleStyleKeyError.self) { try ClientIdentityLoader.load(p12, password: "wrong") }
+            let identity = try ClientIdentityLoader.load(p12, password: "secret")
+            #expect(ClientIdentityLoader.commonName(of: identity) == "api.example.com")
+            // The certificate is already pinned: the identity's add is a duplicate, and nothing half-stored.
+            #expect(ClientIdentityLoader.store(identity) == errSecDuplicateItem)
+            #expect(SecItemCopyMatching([kSecClass: kSecClassKey] as CFDictionary, nil) == errSecItemNotFound)
+        }
+    }
+}
