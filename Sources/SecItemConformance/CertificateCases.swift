@@ -32,9 +32,9 @@ enum CertificateCases {
             }
             try c.expectStatus(c.add([kSecClass as String: kSecClassCertificate, kSecValueRef as String: other]), errSecSuccess, "other serial")
             let attributes = try c.attributes([kSecClass as String: kSecClassCertificate, kSecAttrLabel as String: "client"])
-            try c.expect(attributes[kSecAttrSerialNumber as String] as? Data == Data([1]), "slnr")
-            try c.expect(attributes[kSecAttrIssuer as String] as? Data == Data("CA".utf8), "issr")
-            try c.expect(attributes[kSecAttrCertificateType as String] as? Int == 3, "ctyp")
+            try c.expect(attributes[kSecAttrSerialNumber as String] as? Data == Data([1]), "serial number")
+            try c.expect(attributes[kSecAttrIssuer as String] as? Data == Data("CA".utf8), "issuer")
+            try c.expect(attributes[kSecAttrCertificateType as String] as? Int == 3, "certificate type")
             let (status, found) = c.copy([
                 kSecClass as String: kSecClassCertificate, kSecAttrLabel as String: "client", kSecReturnRef as String: true,
             ])

@@ -33,6 +33,8 @@ struct NamedCodesTests {
         "Sources/SecItemKeychain/Keychain.swift": ["ak", "ck", "aku", "cku", "akpu"],
         // Test data of the kit: an account named "acct", a certificate labelled "cert".
         "Sources/SecItemConformance/GroupCases.swift": ["acct", "cert"],
+        // Apple's algorithm names (`algid:sign:…`), parsed word by word: not attributes.
+        "Sources/SecItem/Keys/KeyAlgorithmPlan.swift": ["sign"],
     ]
 
     /// Every code: the values of the `SecConstant` twins and the private names, and every
