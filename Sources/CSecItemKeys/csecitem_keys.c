@@ -779,3 +779,48 @@ int csk_export_spki(const csk_key *key, unsigned char **out, size_t *out_length)
     *out_length = (size_t)n;
     return 0;
 }
+
+int csk_ecdsa_der_to_raw(const unsigned char *der, size_t length, size_t field, unsigned char **out, size_t *out_length) {
+    if (der == NULL || length == 0 || length > 0x10000 || field == 0 || field > 66) return -1;
+    const unsigned char *p = der;
+    ECDSA_SIG *sig = d2i_ECDSA_SIG(NULL, &p, (long)length);
+    int result = -1;
+    if (sig != NULL && p == der + length) {
+        const BIGNUM *r = NULL, *s = NULL;
+        ECDSA_SIG_get0(sig, &r, &s);
+        unsigned char *buffer = OPENSSL_malloc(2 * field);
+        if (buffer != NULL && BN_bn2binpad(r, buffer, (int)field) == (int)field &&
+            BN_bn2binpad(s, buffer + field, (int)field) == (int)field) {
+            *out = buffer;
+            *out_length = 2 * field;
+            result = 0;
+        } else {
+            OPENSSL_free(buffer);
+        }
+    }
+    ECDSA_SIG_free(sig);
+    return result;
+}
+
+int csk_ecdsa_raw_to_der(const unsigned char *raw, size_t length, unsigned char **out, size_t *out_length) {
+    if (raw == NULL || length == 0 || length % 2 != 0 || length > 132) return -1;
+    size_t half = length / 2;
+    ECDSA_SIG *sig = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(raw, (int)half, NULL);
+    BIGNUM *s = BN_bin2bn(raw + half, (int)half, NULL);
+    int result = -1;
+    if (sig != NULL && r != NULL && s != NULL && ECDSA_SIG_set0(sig, r, s) == 1) {
+        r = s = NULL; /* owned by sig now */
+        unsigned char *der = NULL;
+        int n = i2d_ECDSA_SIG(sig, &der);
+        if (n > 0) {
+            *out = der;
+            *out_length = (size_t)n;
+            result = 0;
+        }
+    }
+    BN_free(r);
+    BN_free(s);
+    ECDSA_SIG_free(sig);
+    return result;
+}

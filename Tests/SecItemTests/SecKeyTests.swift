@@ -118,6 +118,24 @@ struct SecKeyTests {
         let digest = try openssl(["dgst", "-sha256", "-binary"], stdin: message).stdoutData
         let signature = try check { SecKeyCreateSignature(key, .ecdsaSignatureDigestX962SHA256, digest as CFData, $0) } as Data
         #expect(SecKeyVerifySignature(SecKeyCopyPublicKey(key)!, .ecdsaSignatureMessageX962SHA256, message as CFData, signature as CFData, nil))
+        // RFC 4754 (r ‖ s, as JWT ES256 wants): 64 bytes for P-256, the same r and s as the DER one verifies.
+        let raw = try check { SecKeyCreateSignature(key, .ecdsaSignatureRFC4754, digest as CFData, $0) } as Data
+        #expect(raw.count == 64)
+        #expect(SecKeyVerifySignature(SecKeyCopyPublicKey(key)!, .ecdsaSignatureRFC4754, digest as CFData, raw as CFData, nil))
+        var flipped = raw
+        flipped[10] ^= 1
+        #expect(!SecKeyVerifySignature(SecKeyCopyPublicKey(key)!, .ecdsaSignatureRFC4754, digest as CFData, flipped as CFData, nil))
+        // openssl checks it, made DER here independently of the library (X9.62 SEQUENCE of two INTEGERs).
+        func integer(_ bytes: Data) -> Data {
+            var value = Data(bytes.drop { $0 == 0 })
+            if value.isEmpty || value.first! >= 0x80 { value.insert(0, at: 0) }
+            return Data([0x02, UInt8(value.count)]) + value
+        }
+        let body = integer(raw.prefix(32)) + integer(raw.suffix(32))
+        let der = Data([0x30, UInt8(body.count)]) + body
+        let verified = try openssl(["pkeyutl", "-verify", "-pubin", "-keyform", "DER", "-inkey", pubPath, "-in", try dir.write("digest", digest),
+                                    "-sigfile", try dir.write("rawsig.der", der)]).stdout
+        #expect(verified.contains("Signature Verified Successfully"))
         // openssl → here.
         try openssl(["ecparam", "-genkey", "-name", "prime256v1", "-noout", "-out", dir.path("k.pem")])
         try openssl(["dgst", "-sha256", "-sign", dir.path("k.pem"), "-out", dir.path("osig"), msgPath])

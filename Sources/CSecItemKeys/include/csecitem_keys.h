@@ -155,4 +155,7 @@ csk_key *csk_pem_private_key(const unsigned char *pem, size_t length);
 csk_key *csk_der_key(const unsigned char *der, size_t length, int *is_private);
 /* The SubjectPublicKeyInfo DER of the key's public half (what a PEM "PUBLIC KEY" holds). */
 int csk_export_spki(const csk_key *key, unsigned char **out, size_t *out_length);
+/* ECDSA signatures between DER (X9.62) and r ‖ s, each `field` bytes (RFC 4754). */
+int csk_ecdsa_der_to_raw(const unsigned char *der, size_t length, size_t field, unsigned char **out, size_t *out_length);
+int csk_ecdsa_raw_to_der(const unsigned char *raw, size_t length, unsigned char **out, size_t *out_length);
 #endif

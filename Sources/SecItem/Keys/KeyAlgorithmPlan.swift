@@ -15,6 +15,10 @@ enum KeyAlgorithmPlan: Equatable {
     /// ECDH, with the X9.63 KDF when `kdfDigest` is set.
     case keyExchange(cofactor: Bool, kdfDigest: Int32?)
 
+    /// The padding code of `ecdsaSignatureRFC4754`: ECDSA over a digest, the signature r ‖ s
+    /// (each as long as the field) instead of DER; not a libcrypto padding (converted in Swift).
+    static let rfc4754: Int32 = 100
+
     /// The digest code of an Apple digest name.
     static func digest(_ name: Substring) -> Int32? {
         switch name {
@@ -57,6 +61,8 @@ enum KeyAlgorithmPlan: Equatable {
             let digest = parts.count == 5 ? Self.digest(parts[4]) : 0
             guard let digest, parts.count <= 5 else { return nil }
             switch parts[3] {
+            case "RFC4754" where parts.count == 4:
+                self = .signature(kind: .ec, padding: Self.rfc4754, digest: 0, message: false)
             case "digest-X962": self = .signature(kind: .ec, padding: Int32(CSK_PAD_ECDSA), digest: digest, message: false)
             case "message-X962" where digest != 0:
                 self = .signature(kind: .ec, padding: Int32(CSK_PAD_ECDSA), digest: digest, message: true)

@@ -325,8 +325,18 @@ public func SecKeyCreateSignature(
         }
         let input = try signatureInput(dataToSign as Data, digest: digest, message: message, algorithm: algorithm)
         try key.authorizeUse()
-        guard let signature = Libcrypto.sign(try libcryptoKey(key), padding: padding, digest: digest, input) else {
+        let rfc4754 = padding == KeyAlgorithmPlan.rfc4754
+        guard let signature = Libcrypto.sign(try libcryptoKey(key), padding: rfc4754 ? Int32(CSK_PAD_ECDSA) : padding, digest: digest, input)
+        else {
             throw SecItemError(errSecParam, "\(algorithm.name): the input cannot be signed with this key (its length?)")
+        }
+        if rfc4754 {
+            let field = SecKeyGetBlockSize(key)
+            let raw = signature.withUnsafeBytes { der in
+                Libcrypto.take { csk_ecdsa_der_to_raw(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count, field, $0, $1) }
+            }
+            guard let raw else { throw SecItemError(errSecInternalComponent, "Wrong ECDSA X962 signature") }
+            return raw as NSData
         }
         return signature as NSData
     } catch {
@@ -346,7 +356,19 @@ public func SecKeyVerifySignature(
             throw SecItemError(errSecParam, "\(algorithm.name) is not a signature algorithm")
         }
         let input = try signatureInput(signedData as Data, digest: digest, message: message, algorithm: algorithm)
-        guard Libcrypto.verify(try libcryptoKey(key), padding: padding, digest: digest, input, signature: signature as Data) == true
+        var signatureBytes = signature as Data
+        var libcryptoPadding = padding
+        if padding == KeyAlgorithmPlan.rfc4754 {
+            // r ‖ s, each as long as the field, back to DER for libcrypto.
+            guard signatureBytes.count == 2 * SecKeyGetBlockSize(key),
+                let der = signatureBytes.withUnsafeBytes({ raw in
+                    Libcrypto.take { csk_ecdsa_raw_to_der(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, $0, $1) }
+                })
+            else { throw SecItemError(errSecVerifyFailed, "Wrong ECDSA RFC4754 signature") }
+            signatureBytes = der
+            libcryptoPadding = Int32(CSK_PAD_ECDSA)
+        }
+        guard Libcrypto.verify(try libcryptoKey(key), padding: libcryptoPadding, digest: digest, input, signature: signatureBytes) == true
         else {
             throw SecItemError(errSecVerifyFailed, "\(key.kind == .ec ? "EC" : "RSA") signature verification failed")
         }
