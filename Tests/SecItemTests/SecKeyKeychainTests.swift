@@ -100,6 +100,9 @@ struct SecKeyKeychainTests {
                 var error: Unmanaged<CFError>?
                 let key = try #require(SecKeyCreateRandomKey(attributes as CFDictionary, &error))
                 #expect(authority.count == 0, "creating and storing asks nothing")
+                let copied = try #require(SecKeyCopyAttributes(key) as? [String: Any])
+                let stored = try #require(copied[kSecAttrAccessControl as String] as? SecAccessControl)
+                #expect(stored.flags == [.privateKeyUsage, .userPresence])
                 let message = Data("m".utf8) as CFData
                 let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error)
                 #expect(authority.count == 1)

@@ -242,14 +242,7 @@ public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
 /// `kSecAttrApplicationLabel`, `kSecAttrApplicationTag`, `kSecAttrLabel`, capability flags,
 /// and `kSecValueData` (the external representation) for an extractable key.
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
-    var out: [String: Any] = [:]
-    for (name, value) in key.itemAttributes { out[name] = value.anyValue }
-    out[SecConstant.kSecClass] = SecConstant.kSecClassKey
-    if key.isExtractable { out[SecConstant.kSecValueData] = key.keyData }
-    if key.attributes[SecConstant.kSecAttrAccessControl] != nil {
-        out[SecConstant.kSecAttrAccessControl] = nil
-    }
-    return out
+    key.attributeDictionary
 }
 
 /// The key in Apple's external representation (see ``SecKeyCreateWithData(_:_:_:)``).

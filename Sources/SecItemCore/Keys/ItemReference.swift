@@ -116,3 +116,17 @@ extension SecKey {
             applicationLabel: label, attributes: item.attributes, authority: authority)
     }
 }
+
+extension SecKey {
+    /// `SecKeyCopyAttributes`: the key's item attributes as `SecItemCopyMatching` returns them
+    /// (a `SecAccessControl` object for `kSecAttrAccessControl`), `kSecClass`, and `kSecValueData`
+    /// (the external representation) for an extractable key.
+    package var attributeDictionary: [String: Any] {
+        let item = StoredItem(
+            itemClass: .key, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), attributes: itemAttributes, data: nil)
+        var out = ResultShaper.attributes(of: item)
+        out[SecConstant.kSecClass] = SecConstant.kSecClassKey
+        if !isPrivate || isExtractable { out[SecConstant.kSecValueData] = keyData }
+        return out
+    }
+}
