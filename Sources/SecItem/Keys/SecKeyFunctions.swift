@@ -242,7 +242,7 @@ public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
 /// `kSecAttrApplicationLabel`, `kSecAttrApplicationTag`, `kSecAttrLabel`, capability flags,
 /// and `kSecValueData` (the external representation) for an extractable key.
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
-    key.attributeDictionary
+    key.attributeDictionary as NSDictionary
 }
 
 /// The key in Apple's external representation (see ``SecKeyCreateWithData(_:_:_:)``).
