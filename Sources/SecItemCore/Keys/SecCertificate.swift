@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Apple's `SecCertificate`: an X.509 certificate, held as its DER with the attributes
 /// Apple derives from it for a keychain item (`kSecAttrCertificateType`, `…Encoding`,
