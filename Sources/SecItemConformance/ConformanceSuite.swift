@@ -21,7 +21,7 @@ public enum ConformanceSuite {
     public static var cases: [ConformanceCase] {
         BasicCases.all + ResultShapeCases.all + UpdateDeleteCases.all + ScopeCases.all + GroupCases.all + InputCases.all
             + ValueCases.all + ConcurrencyCases.all + AccessControlCases.all + KeyCases.all
-            + CertificateCases.all
+            + CertificateCases.all + ReadCountCases.all
     }
 
     /// The groups the kit's client is entitled to; the first is the default.
