@@ -237,6 +237,7 @@ enum FileRowTarget {
         SecConstant.kSecAttrService, SecConstant.kSecAttrAccount, SecConstant.kSecAttrServer, SecConstant.kSecAttrLabel,
         SecConstant.kSecAttrAccessGroup, SecConstant.kSecAttrSynchronizable, SecConstant.kSecAttrPort,
         SecConstant.kSecAttrCreationDate, SecConstant.kSecAttrGeneric, SecConstant.kSecAttrAccessible,
+        SecConstant.kSecAttrAccessControl,
     ]
 
     static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -263,7 +264,7 @@ enum FileRowTarget {
         row.sealed = row.column(input.rest())
         let maxVersion = row.version &+ 1
         _ = try? codec.decode(row, maxVersion: maxVersion)
-        _ = try? codec.decodeData(row, maxVersion: maxVersion)
+        _ = try? codec.decodeData(row, maxVersion: maxVersion, keeping: ItemProjection.accessAttributes)
     }
 
     /// An item the input describes (a few attributes of every kind, data or none).
@@ -316,10 +317,16 @@ enum FileRowTarget {
                 ItemPlaintext.encode(decoded) == ItemPlaintext.encode(original), "the row's contents changed in a round trip")
         default: FuzzCheck.fail("an intact row did not decode")
         }
-        guard let (data, id) = try? codec.decodeData(row(encoded), maxVersion: version) ?? nil else {
+        guard
+            let (data, id, access) = try? codec.decodeData(
+                row(encoded), maxVersion: version, keeping: ItemProjection.accessAttributes) ?? nil
+        else {
             FuzzCheck.fail("an intact row's data did not decode")
         }
         FuzzCheck.expect(data == original.data && id == original.id, "decodeData gave other data")
+        FuzzCheck.expect(
+            access == original.attributes.filter { ItemProjection.accessAttributes.contains($0.key) },
+            "decodeData gave other access attributes than the item's pdmn and accc")
         // A row from after the committed generation is refused.
         if version > 0, case .item? = try? codec.decode(row(encoded), maxVersion: version - 1) {
             FuzzCheck.fail("a row newer than the commitment was accepted")
@@ -363,17 +370,20 @@ enum FileRowTarget {
         if case .item? = try? codec.decode(tampered, maxVersion: Int64.max) {
             FuzzCheck.fail("a row changed outside the codec decoded as an item")
         }
-        if case .some(.some) = try? codec.decodeData(tampered, maxVersion: Int64.max) {
+        if case .some(.some) = try? codec.decodeData(tampered, maxVersion: Int64.max, keeping: ItemProjection.accessAttributes) {
             FuzzCheck.fail("a row changed outside the codec gave data")
         }
     }
 
     static func plaintext(_ bytes: UnsafeBufferPointer<UInt8>) {
         let decoded = ItemPlaintext.decode(bytes)
-        let data = ItemPlaintext.decodeData(bytes)
+        let projected = ItemPlaintext.decodeData(bytes, keeping: ItemProjection.accessAttributes)
         guard let (attributes, itemData) = decoded else { return }
-        guard let data else { FuzzCheck.fail("decode succeeded where decodeData failed") }
-        FuzzCheck.expect(data == itemData, "decode and decodeData disagree on the data")
+        guard let projected else { FuzzCheck.fail("decode succeeded where decodeData failed") }
+        FuzzCheck.expect(projected.data == itemData, "decode and decodeData disagree on the data")
+        FuzzCheck.expect(
+            projected.attributes == attributes.filter { ItemProjection.accessAttributes.contains($0.key) },
+            "decodeData's pdmn and accc differ from decode's")
         let item = StoredItem(itemClass: .genericPassword, id: UUID(), attributes: attributes, data: itemData)
         let encoded = ItemPlaintext.encode(item)
         guard let again = encoded.withUnsafeBufferPointer({ ItemPlaintext.decode($0) }) else {

@@ -177,7 +177,7 @@ enum ResultShapeCases {
         },
         ConformanceCase("kSecReturnData alone by a whole primary key answers as with attributes too") { c in
             // A backend may answer such a search without reading attributes
-            // (ItemQuery.exactPrimaryKey, returnsDataOnly): its answer must not differ.
+            // (ItemQuery.exactPrimaryKey, ItemProjection.dataAndAccess): its answer must not differ.
             let inB: [String: Any] = [kSecAttrAccessGroup as String: ConformanceSuite.entitledGroups[1]]
             let synced = inB.merging([kSecAttrSynchronizable as String: true]) { $1 }
             try c.addGenp("pk", "data", data: Data("secret".utf8), inB)

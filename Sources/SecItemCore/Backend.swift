@@ -24,6 +24,11 @@ public import Foundation
 ///   `errSecDuplicateItem` and the store is as before.
 /// - **Order.** ``fetch(matching:limit:)`` returns matches oldest first (insertion
 ///   order where the store keeps one), so `limit: 1` is deterministic.
+/// - **One read per call.** ``fetch(matching:limit:)`` fills what the query's
+///   ``ItemQuery/projection`` asks: everything, or for a search of data alone
+///   (``ItemProjection/dataAndAccess``) at least the data and the item's `pdmn`
+///   and `accc`, from which the core's access check decides without reading the
+///   item again. Returning more (the whole item) is always correct.
 /// - **Threads.** Every method may be called from many threads at once.
 /// - **No secrets in errors.** Details name keys, files and causes, never data.
 ///

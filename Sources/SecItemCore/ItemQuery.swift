@@ -33,6 +33,29 @@ public enum SynchronizableFilter: Sendable, Hashable {
     private static let either: [Int64] = [0, 1]
 }
 
+/// Which parts of each item ``SecItemBackend/fetch(matching:limit:)`` must fill:
+/// a backend may skip reading what the caller will not use.
+public enum ItemProjection: Sendable, Hashable {
+    /// The whole item: every attribute, the ``StoredItem/id`` and the data.
+    case everything
+    /// The data and the attributes the core's access check (``AccessGate``)
+    /// reads before it releases the data, ``ItemProjection/accessAttributes``
+    /// (`pdmn`, `accc`), of every item that holds them: a search returning
+    /// `kSecReturnData` alone. The other attributes and the ``StoredItem/id``
+    /// may be left out (empty, or a placeholder). The core reads the store once
+    /// per call: it never reads an item again for the attributes its check needs,
+    /// so a backend that leaves out `pdmn` or `accc` releases protected data
+    /// (the conformance kit's "one read per call" cases check both).
+    case dataAndAccess
+
+    /// The attributes ``dataAndAccess`` keeps: `kSecAttrAccessible` and
+    /// `kSecAttrAccessControl`, the inputs of ``AccessRequirement``, and a key's
+    /// `kSecAttrIsExtractable` (a non-extractable key's data is never returned).
+    public static let accessAttributes: [String] = [
+        SecConstant.kSecAttrAccessible, SecConstant.kSecAttrAccessControl, SecConstant.kSecAttrIsExtractable,
+    ]
+}
+
 /// A parsed, validated search: what a backend needs to find items, and the one
 /// matcher every backend uses (``matches(_:)``).
 ///
@@ -67,16 +90,10 @@ public struct ItemQuery: Sendable, Hashable {
     public var caseInsensitive: Bool
     /// `kSecUseAuthenticationUI` = allow: a backend may prompt (to unlock a keyring).
     public var allowsInteraction: Bool
-    /// A projection hint, not a constraint: the caller reads only the `data` of
-    /// the items ``SecItemBackend/fetch(matching:limit:)`` returns (a search
-    /// returning `kSecReturnData` alone). A backend may then skip reading
-    /// attributes and return items whose ``StoredItem/id`` and
-    /// ``StoredItem/attributes`` are incomplete; which items, how many, their
-    /// order and their `data` must be exactly as without the hint. An item whose
-    /// attributes were not read has empty ``StoredItem/attributes``: the core
-    /// then reads again without the hint, since its access check
-    /// (``AccessGate``) needs `pdmn` and `accc`.
-    public var returnsDataOnly = false
+    /// Which parts of the found items the caller reads (a projection, not a
+    /// constraint): which items, how many, their order and their `data` are the
+    /// same whatever it is. See ``ItemProjection``.
+    public var projection: ItemProjection = .everything
 
     /// Creates a query; the core builds these from dictionaries, tests and backends may build their own.
     public init(

@@ -128,7 +128,8 @@ public struct SecItemClient: Sendable {
 
     /// The items `request` matches, at most its limit's count. Their `data` is set only
     /// when the request returns data, and then only after the access check
-    /// (``AccessGate``); their attributes may be empty when only data was asked.
+    /// (``AccessGate``). When only data was asked (``ItemProjection/dataAndAccess``),
+    /// their attributes may hold `pdmn` and `accc` alone and their `id` may be a placeholder.
     /// - Throws: `errSecItemNotFound` when nothing matches.
     package func find(_ request: ItemRequest) throws(SecItemError) -> [StoredItem] {
         try request.validate(.search, entitlements: accessGroups)
@@ -137,12 +138,14 @@ public struct SecItemClient: Sendable {
         }
         if case .count(0) = request.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
         var itemQuery = try makeQuery(request)
-        itemQuery.returnsDataOnly = request.returns.data && !request.returns.attributes && !request.returns.persistentRef
+        if request.returns.data && !request.returns.attributes && !request.returns.persistentRef {
+            itemQuery.projection = .dataAndAccess
+        }
         // Skipped items must not use up the match limit: find all, cut after the check.
         let skipping = request.returns.data && request.authenticationUI == .skip
         var items = try backend.fetch(matching: itemQuery, limit: skipping ? nil : request.limit.fetchLimit)
         if request.returns.data {
-            items = try releaseData(of: items, query: &itemQuery, request, skipping: skipping)
+            items = try releaseData(of: items, request, skipping: skipping)
             if items.contains(where: { $0.itemClass == .key && !$0.isExtractableKey }) {
                 throw SecItemError(
                     errSecInteractionNotAllowed,
@@ -161,19 +164,14 @@ public struct SecItemClient: Sendable {
         return items
     }
 
-    /// The access check before data leaves the keychain (``AccessGate``). An item
-    /// whose attributes the backend did not read (the `returnsDataOnly` hint) is
-    /// read again with them: the check needs `pdmn` and `accc`.
+    /// The access check before data leaves the keychain (``AccessGate``), on the
+    /// items as found: the backend filled their `pdmn` and `accc` whatever the
+    /// query's ``ItemQuery/projection`` (one read per call).
     private func releaseData(
-        of found: [StoredItem], query: inout ItemQuery, _ request: ItemRequest, skipping: Bool
+        of found: [StoredItem], _ request: ItemRequest, skipping: Bool
     ) throws(SecItemError) -> [StoredItem] {
-        var items = found
-        if query.returnsDataOnly, items.contains(where: { $0.attributes.isEmpty }) {
-            query.returnsDataOnly = false
-            items = try backend.fetch(matching: query, limit: skipping ? nil : request.limit.fetchLimit)
-        }
-        items = try AccessGate.release(
-            items, authenticationUI: request.authenticationUI, prompt: request.operationPrompt,
+        var items = try AccessGate.release(
+            found, authenticationUI: request.authenticationUI, prompt: request.operationPrompt,
             authority: accessAuthority, context: request.authenticationContext)
         if skipping, let limit = request.limit.fetchLimit, items.count > limit {
             items.removeLast(items.count - limit)

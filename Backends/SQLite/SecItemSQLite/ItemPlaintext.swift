@@ -54,40 +54,52 @@ package enum ItemPlaintext {
         for _ in 0..<count {
             guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)),
                 let key = string(keyBytes), let tag = reader.u8(), let length = reader.u32(),
-                let value = reader.take(Int(length))
+                let valueBytes = reader.take(Int(length)), let value = attributeValue(tag, valueBytes)
             else { return nil }
-            switch tag {
-            case 0x73:
-                guard let s = string(value) else { return nil }
-                attributes[key] = .string(s)
-            case 0x62:
-                attributes[key] = .data(Data(value))
-            case 0x6E:
-                guard value.count == 8 else { return nil }
-                attributes[key] = .number(Int64(bitPattern: u64(value)))
-            case 0x64:
-                guard value.count == 8 else { return nil }
-                attributes[key] = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: u64(value))))
-            default:
-                return nil
-            }
+            attributes[key] = value
         }
         guard let data = trailingData(&reader) else { return nil }
         return (attributes, data)
     }
 
-    /// The data of what ``encode(_:)`` wrote, walking over the attributes without
+    /// The data of what ``encode(_:)`` wrote and its attributes named in `keeping`
+    /// (the access check's `pdmn` and `accc`), walking over the others without
     /// building them (for a search that returns the data alone), or `nil` for
-    /// malformed bytes; `.some(nil)` for an item without data.
-    package static func decodeData(_ bytes: UnsafeBufferPointer<UInt8>) -> Data?? {
+    /// malformed bytes. The data is `nil` for an item without data.
+    package static func decodeData(_ bytes: UnsafeBufferPointer<UInt8>, keeping: [String])
+        -> (attributes: [String: AttributeValue], data: Data?)?
+    {
         var reader = Reader(bytes: bytes)
         guard reader.u8() == version, let count = reader.u32() else { return nil }
+        var attributes: [String: AttributeValue] = [:]
         for _ in 0..<count {
-            guard let keyLength = reader.u32(), reader.take(Int(keyLength)) != nil, let tag = reader.u8(),
-                [0x73, 0x62, 0x6E, 0x64].contains(tag), let length = reader.u32(), reader.take(Int(length)) != nil
+            guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)), let tag = reader.u8(),
+                [0x73, 0x62, 0x6E, 0x64].contains(tag), let length = reader.u32(), let valueBytes = reader.take(Int(length))
             else { return nil }
+            guard let key = keeping.first(where: { $0.utf8.elementsEqual(keyBytes) }) else { continue }
+            guard let value = attributeValue(tag, valueBytes) else { return nil }
+            attributes[key] = value
         }
-        return trailingData(&reader)
+        guard let data = trailingData(&reader) else { return nil }
+        return (attributes, data)
+    }
+
+    /// The value a tag (`s`, `b`, `n`, `d`) and its bytes encode, or `nil` when malformed.
+    private static func attributeValue(_ tag: UInt8, _ bytes: UnsafeBufferPointer<UInt8>) -> AttributeValue? {
+        switch tag {
+        case 0x73:
+            return string(bytes).map { .string($0) }
+        case 0x62:
+            return .data(Data(bytes))
+        case 0x6E:
+            guard bytes.count == 8 else { return nil }
+            return .number(Int64(bitPattern: u64(bytes)))
+        case 0x64:
+            guard bytes.count == 8 else { return nil }
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: u64(bytes))))
+        default:
+            return nil
+        }
     }
 
     /// The UTF-8 in `bytes`, or `nil` when it is not valid UTF-8. ASCII (every

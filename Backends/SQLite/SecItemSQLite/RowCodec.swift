@@ -254,10 +254,13 @@ package struct RowCodec {
         case damaged(String)
     }
 
-    /// Format 2: opens one row and returns its data alone (the attributes are
-    /// authenticated with the box but not built): a search by an exact primary key
-    /// returning `kSecReturnData` alone. `nil` when the row is damaged.
-    package func decodeData<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError) -> (data: Data?, id: UUID)? {
+    /// Format 2: opens one row and returns its data and the attributes named in
+    /// `keeping` alone (the others are authenticated with the box but not built): a
+    /// search by an exact primary key returning `kSecReturnData` alone
+    /// (``ItemProjection/dataAndAccess``). `nil` when the row is damaged.
+    package func decodeData<Row: RowColumns>(_ row: Row, maxVersion: Int64, keeping: [String]) throws(SecItemError)
+        -> (data: Data?, id: UUID, attributes: [String: AttributeValue])?
+    {
         guard format >= 2, let uuid = row.uuid, let id = UUID(bytes: uuid), let classText = row.itemClass else { return nil }
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         let version = row.version
@@ -274,11 +277,11 @@ package struct RowCodec {
         }
         guard let length else { return nil }
         let data = scratch.plain.withUnsafeBufferPointer { p in
-            ItemPlaintext.decodeData(UnsafeBufferPointer(rebasing: p[0..<length]))
+            ItemPlaintext.decodeData(UnsafeBufferPointer(rebasing: p[0..<length]), keeping: keeping)
         }
         Crypto.cleanse(&scratch.plain, count: length)
         guard let data else { return nil }
-        return (data, id)
+        return (data.data, id, data.attributes)
     }
 
     /// Opens and checks one row, reading its columns in place.

@@ -35,23 +35,27 @@ extension SQLiteConnection {
         if let limit, limit <= 0 { return [] }
         var out: [Match] = []
         var damaged = 0
-        if format >= 2, !elements, query.returnsDataOnly, let itemClass = query.itemClass,
+        if format >= 2, !elements, query.projection == .dataAndAccess, let itemClass = query.itemClass,
             let key = query.exactPrimaryKey
         {
-            // The physical limit: one HMAC, one indexed SELECT, one GCM open; the
-            // attributes are authenticated with the box but not built (the caller
-            // reads the data alone, and the key matched every attribute asked for).
+            // The physical limit: one HMAC, one indexed SELECT, one GCM open; of the
+            // attributes (all authenticated with the box) only the access check's are
+            // built (the caller reads the data, and the key matched every attribute
+            // asked for).
             let stmt = try byPrimaryKey()
             defer { stmt.reset() }
             let mac = try codec.primaryKeyMAC(key)
             stmt.bind(1, mac)
             guard try stmt.step(during: "searching items") else { return [] }
-            guard let (data, id) = try codec.decodeData(SelectedRow(stmt: stmt, hasVersion: true), maxVersion: commitment.generation)
+            guard
+                let (data, id, attributes) = try codec.decodeData(
+                    SelectedRow(stmt: stmt, hasVersion: true), maxVersion: commitment.generation,
+                    keeping: ItemProjection.accessAttributes)
             else {
                 throw SecItemError(
                     errSecDecode, "the item's row failed authentication (tampered or damaged); see SQLiteBackend.verify()")
             }
-            let item = StoredItem(itemClass: itemClass, id: id, attributes: [:], data: data)
+            let item = StoredItem(itemClass: itemClass, id: id, attributes: attributes, data: data)
             return [Match(seq: stmt.int64(0), item: item, primaryKeyMAC: mac, element: nil)]
         }
         if !query.accessGroups.isEmpty, let candidates = query.primaryKeyCandidates, candidates.count <= 64 {

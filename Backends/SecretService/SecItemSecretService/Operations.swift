@@ -32,7 +32,7 @@ struct Operations {
     func find(_ query: ItemQuery, limit: Int?, loadSecrets: Bool) throws(SecItemError) -> [FoundItem] {
         if let limit, limit <= 0 { return [] }
         let seesForeign = query.accessGroups.contains(ForeignItems.accessGroup)
-        if loadSecrets, !seesForeign, query.returnsDataOnly, let itemClass = query.itemClass,
+        if loadSecrets, !seesForeign, query.projection == .dataAndAccess, let itemClass = query.itemClass,
             let key = query.exactPrimaryKey, let found = try secretOnly(of: itemClass, holding: key)
         {
             return found
