@@ -37,8 +37,8 @@ let package = Package(
         .target(
             name: "SecItem",
             dependencies: [
-                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPolkit", "SecItemPostgreSQL",
-                "CSecItemKeys",
+                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSealedStore", "SecItemSecretService", "SecItemPolkit",
+                "SecItemPostgreSQL", "CSecItemKeys",
             ],
             path: "Sources/SecItem"
         ),
@@ -54,7 +54,7 @@ let package = Package(
         // and tests import it; apps importing SecItem do not compile it.
         .target(
             name: "SecItemTools",
-            dependencies: ["SecItem", "SecItemCore", "SecItemSQLite"],
+            dependencies: ["SecItem", "SecItemCore", "SecItemSQLite", "SecItemSealedStore"],
             path: "Sources/SecItemTools"
         ),
         // The typed Swift layer (`Keychain`); re-exports SecItem.
@@ -112,6 +112,28 @@ let package = Package(
         // evaluated context covers keychain reads passed it with kSecUseAuthenticationContext.
         .target(name: "LocalAuthentication", dependencies: ["SecItemCore", "SecItemPolkit"], path: "Sources/LocalAuthentication"),
 
+        // MARK: The sealed store: what the file and PostgreSQL backends share
+        // Key sources, the key hierarchy, the row codec and the row-set commitment, over
+        // libcrypto; no storage of its own (each backend keeps the rows in its tables).
+        // libcrypto (OpenSSL 3, Debian's libssl-dev) behind plain C functions, compiled with warnings as errors.
+        .target(
+            name: "CSecItemCrypto",
+            path: "Backends/SealedStore/CSecItemCrypto",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"])],
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
+        .target(
+            name: "SecItemSealedStore",
+            dependencies: ["SecItemCore", "CSecItemCrypto"],
+            path: "Backends/SealedStore/SecItemSealedStore"
+        ),
+        // Its own tests: neither SQLite nor PostgreSQL.
+        .testTarget(
+            name: "SealedStoreTests",
+            dependencies: ["SecItemSealedStore", "SecItemCore", "SecItemConformance"],
+            path: "Tests/SealedStoreTests"
+        ),
+
         // MARK: Backends
         .target(name: "SecItemMemory", dependencies: ["SecItemCore"], path: "Backends/Memory"),
         .systemLibrary(
@@ -120,16 +142,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // libcrypto (OpenSSL 3, Debian's libssl-dev) behind plain C functions, compiled with warnings as errors.
-        .target(
-            name: "CSecItemCrypto",
-            path: "Backends/SQLite/CSecItemCrypto",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"])],
-            linkerSettings: [.linkedLibrary("crypto")]
-        ),
         .target(
             name: "SecItemSQLite",
-            dependencies: ["SecItemCore", "CSecItemSQLite3", "CSecItemCrypto"],
+            dependencies: ["SecItemCore", "SecItemSealedStore", "CSecItemSQLite3"],
             path: "Backends/SQLite/SecItemSQLite"
         ),
         .systemLibrary(
@@ -159,10 +174,10 @@ let package = Package(
             path: "Backends/PostgreSQL/CSecItemLibpq",
             cSettings: cWarnings
         ),
-        // Shares the file backend's row codec and keys (package access to SecItemSQLite).
+        // The sealed store's rows in PostgreSQL tables (no SQLite).
         .target(
             name: "SecItemPostgreSQL",
-            dependencies: ["SecItemCore", "SecItemSQLite", "CSecItemLibpq"],
+            dependencies: ["SecItemCore", "SecItemSealedStore", "CSecItemLibpq"],
             path: "Backends/PostgreSQL/SecItemPostgreSQL"
         ),
 
@@ -175,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "SecItemBenchmarks",
             dependencies: [
-                "SecItem", "SecItemCore", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
+                "SecItemSealedStore", "SecItem", "SecItemCore", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
                 "CSecItemLibsecret", "SecItemPostgreSQL",
             ],
             path: "Benchmarks/SecItemBenchmarks"
@@ -225,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPostgreSQL", "SecItem",
+                "SecItemSealedStore", "SecItemConformance", "SecItemMemory", "SecItemSQLite", "SecItemSecretService", "SecItemPostgreSQL", "SecItem",
                 "SecItemKeychain", "ThirdPartyArrayBackend", "SecItemTestSupport", "SecItemTools",
             ],
             path: "Tests/ConformanceTests"
@@ -233,7 +248,7 @@ let package = Package(
         .testTarget(
             name: "SQLiteBackendTests",
             dependencies: [
-                "SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSQLiteHelper",
+                "SecItemSealedStore", "SecItemSQLite", "SecItem", "SecItemCore", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSQLiteHelper",
                 "SecItemTestSupport", "SecItemConformance",
             ],
             path: "Tests/SQLiteBackendTests"
@@ -241,7 +256,7 @@ let package = Package(
         // The child process the file backend's crash and multi-process tests run.
         .executableTarget(
             name: "SecItemSQLiteHelper",
-            dependencies: ["SecItemSQLite", "SecItemCore", "SecItemKeychain", "SecItemTestSupport", "SecItemConformance"],
+            dependencies: ["SecItemSealedStore", "SecItemSQLite", "SecItemCore", "SecItemKeychain", "SecItemTestSupport", "SecItemConformance"],
             path: "Tests/SQLiteHelperProcess"
         ),
         .testTarget(
@@ -259,7 +274,7 @@ let package = Package(
         .testTarget(
             name: "PostgreSQLBackendTests",
             dependencies: [
-                "SecItemPostgreSQL", "SecItemSQLite", "SecItemCore", "SecItem", "SecItemTestSupport", "SecItemPostgreSQLHelper",
+                "SecItemSealedStore", "SecItemPostgreSQL", "SecItemSQLite", "SecItemCore", "SecItem", "SecItemTestSupport", "SecItemPostgreSQLHelper",
             ],
             path: "Tests/PostgreSQLBackendTests"
         ),
@@ -293,14 +308,14 @@ let package = Package(
         .testTarget(
             name: "AccessControlTests",
             dependencies: [
-                "SecItem", "SecItemCore", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
+                "SecItemSealedStore", "SecItem", "SecItemCore", "SecItemPolkit", "SecItemTools", "SecItemMemory", "SecItemSQLite", "SecItemSecretService",
                 "SecItemTestSupport", "LocalAuthentication",
             ],
             path: "Tests/AccessControlTests"
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport", "SecItemConformance", "SecItemAppHelper"],
+            dependencies: ["SecItemSealedStore", "SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport", "SecItemConformance", "SecItemAppHelper"],
             path: "Tests/CLITests"
         ),
         // A program with default settings, copied under several names by CLITests

@@ -2,6 +2,7 @@ import CSecItemCrypto
 import CSecItemSQLite3
 import Glibc
 import Foundation
+import SecItemSealedStore
 @_spi(Bulk) import SecItemSQLite
 
 /// The file format's work done directly on sqlite3 and libcrypto, without any

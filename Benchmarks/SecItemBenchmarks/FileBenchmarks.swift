@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SecItem
 import SecItemCore
+import SecItemSealedStore
 @_spi(Bulk) import SecItemSQLite
 
 /// The file backend (SQLiteBackend, keychain in a temporary directory, raw key)

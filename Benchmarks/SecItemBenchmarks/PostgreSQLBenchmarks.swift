@@ -3,6 +3,7 @@ import SecItem
 import SecItemCore
 @_spi(Baseline) import SecItemPostgreSQL
 import SecItemSQLite
+import SecItemSealedStore
 
 /// The PostgreSQL backend against ``DirectPostgreSQLKeychain``: the same
 /// statements and the same crypto on libpq directly, with no SecItem layer, on a

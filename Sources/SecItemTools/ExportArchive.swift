@@ -1,6 +1,7 @@
 public import SecItemCore
 import Foundation
 import SecItemSQLite
+import SecItemSealedStore
 
 /// The `secitem export` file (format `secitem-export`, version 1; docs/cli.md).
 ///

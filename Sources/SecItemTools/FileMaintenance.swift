@@ -1,6 +1,7 @@
 public import SecItemCore
 import SecItem
 import SecItemSQLite
+import SecItemSealedStore
 
 /// `secitem rekey`, `verify` and `upgrade`: maintenance of the keychain store the
 /// environment (and config file) selects, opened exactly as the backend is: the

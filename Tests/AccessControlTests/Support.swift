@@ -7,6 +7,7 @@ import SecItemSQLite
 import SecItemSecretService
 import SecItemTestSupport
 import Foundation
+import SecItemSealedStore
 
 /// The stores the access-control tests run on: the check lives in the core, so
 /// each must behave the same.

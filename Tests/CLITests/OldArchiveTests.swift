@@ -4,6 +4,7 @@ import SecItemCore
 import SecItemSQLite
 import SecItemTestSupport
 import Testing
+import SecItemSealedStore
 
 /// Issue 14: new archives cost scrypt N=2^17, and archives written with the old
 /// N=2^15 (the parameters are stored in the file) still import.

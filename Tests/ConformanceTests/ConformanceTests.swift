@@ -8,6 +8,7 @@ import SecItemPostgreSQL
 import SecItem
 import ThirdPartyArrayBackend
 import Foundation
+import SecItemSealedStore
 
 /// The backends the conformance suite runs on. Adding a backend is one case here.
 enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {

@@ -4,6 +4,7 @@ import SecItemCore
 import SecItemSQLite
 import SecItemTestSupport
 import Testing
+import SecItemSealedStore
 
 /// What happens when the server goes away, comes back, or will not take writes.
 @Suite("PostgreSQL faults")

@@ -4,6 +4,7 @@ import SecItemPostgreSQL
 import SecItemSQLite
 import SecItemTestSupport
 import Testing
+import SecItemSealedStore
 
 /// Many hosts sharing one keychain: separate processes, separate connections.
 @Suite("PostgreSQL fleet")

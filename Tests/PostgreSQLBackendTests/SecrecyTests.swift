@@ -5,6 +5,7 @@ import SecItemSQLite
 import SecItemTestSupport
 import Synchronization
 import Testing
+import SecItemSealedStore
 
 /// What the server (and anyone with a dump of it) learns: ciphertext and keyed HMACs.
 @Suite("PostgreSQL secrecy")

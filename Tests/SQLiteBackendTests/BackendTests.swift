@@ -3,6 +3,7 @@ import SecItem
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import Testing
+import SecItemSealedStore
 
 @Suite("File backend: behaviour")
 struct BackendTests {
@@ -179,26 +180,26 @@ struct BackendTests {
         let c1 = try SQLiteBackend.Configuration.fromEnvironment(["HOME": "/home/u"])
         #expect(c1.path == "/home/u/.local/share/secitem/keychain.db")
         #expect(c1.generatedKeyFilePath == "/home/u/.config/secitem/keychain.key")
-        guard case .automatic = c1.keySource else { Issue.record("expected automatic"); return }
+        guard c1.keySource.kind == "automatic" else { Issue.record("expected automatic"); return }
         let c2 = try SQLiteBackend.Configuration.fromEnvironment([
             "HOME": "/home/u", "XDG_DATA_HOME": "/data", "XDG_CONFIG_HOME": "/cfg", "SECITEM_PASSPHRASE": "pw",
         ])
         #expect(c2.path == "/data/secitem/keychain.db")
         #expect(c2.generatedKeyFilePath == "/cfg/secitem/keychain.key")
-        guard case .passphrase = c2.keySource else { Issue.record("expected passphrase"); return }
+        guard c2.keySource.kind == "passphrase" else { Issue.record("expected passphrase"); return }
         let c3 = try SQLiteBackend.Configuration.fromEnvironment([
             "SECITEM_FILE": "/x/k.db", "SECITEM_KEY_FILE": "/x/key", "SECITEM_PASSPHRASE": "pw", "HOME": "/h",
         ])
         #expect(c3.path == "/x/k.db")
-        guard case .keyFile("/x/key") = c3.keySource else { Issue.record("key file wins"); return }
+        guard c3.keySource.keyFilePath == "/x/key" else { Issue.record("key file wins"); return }
         let dir = TempDir()
         _ = try makeKeyFile(dir.file("secitem.key"))
         let c4 = try SQLiteBackend.Configuration.fromEnvironment(["HOME": "/h", "CREDENTIALS_DIRECTORY": dir.path])
-        guard case .keyFile(dir.file("secitem.key")) = c4.keySource else { Issue.record("credentials"); return }
+        guard c4.keySource.keyFilePath == dir.file("secitem.key") else { Issue.record("credentials"); return }
         let c5 = try SQLiteBackend.Configuration.fromEnvironment([
             "HOME": "/h", "SECITEM_KEY_FILE": "/k", "SECITEM_PASSPHRASE": "pw", "SECITEM_KEY_SOURCE": "passphrase",
         ])
-        guard case .passphrase = c5.keySource else { Issue.record("explicit source"); return }
+        guard c5.keySource.kind == "passphrase" else { Issue.record("explicit source"); return }
         #expect(
             status { _ = try SQLiteBackend.Configuration.fromEnvironment(["HOME": "/h", "SECITEM_KEY_SOURCE": "nope"]) }
                 == errSecParam)

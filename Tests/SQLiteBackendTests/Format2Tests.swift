@@ -4,6 +4,7 @@ import SecItem
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import Testing
+import SecItemSealedStore
 
 /// Format 2 against an attacker who can write the file but has no key, and the
 /// upgrade from format 1 (docs/file-format.md).

@@ -2,6 +2,7 @@ import Foundation
 import SecItem
 @_spi(Testing) import SecItemSQLite
 import Testing
+import SecItemSealedStore
 
 @Suite("File backend: keys, rekey and rotation")
 struct KeyTests {

@@ -5,6 +5,7 @@ import SecItem
 import SecItemTestSupport
 import Synchronization
 import Testing
+import SecItemSealedStore
 
 /// How long secrets live in memory (issue 14, "Leaking"): a passphrase is held in a
 /// zeroing `Passphrase` from where it is read to the KDF and dropped once the key

@@ -4,6 +4,7 @@ import SecItem
 import SecItemCore
 @_spi(Testing) import SecItemSQLite
 import SecItemTestSupport
+import SecItemSealedStore
 
 /// A private temporary directory, removed when the value is freed.
 final class TempDir {

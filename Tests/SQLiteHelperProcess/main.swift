@@ -24,6 +24,7 @@ import SecItemKeychain
 @_spi(Testing) import SecItemSQLite
 import SecItemTestSupport
 import SecItemConformance
+import SecItemSealedStore
 
 let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: helper <scenario> <db> …") }

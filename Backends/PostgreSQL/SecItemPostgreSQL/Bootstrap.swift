@@ -1,6 +1,6 @@
 import Foundation
 import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// Opening a keychain: reads the header, or creates the schema and the keychain
 /// under an advisory lock when they are missing.
@@ -40,7 +40,7 @@ struct Bootstrap {
             header = try parse(meta)
         }
         let resolved = try KeyEncryptionKey.forExisting(
-            configuration.keySource, configuration.fileConfiguration(configuration.keySource), header: header)
+            configuration.keySource, configuration.keyContext, header: header)
         guard let dataKey = try header.unwrap(kek: resolved.kek) else {
             let what = header.protection == .passphrase ? "passphrase" : "key"
             throw SecItemError(errSecAuthFailed, "the \(what) does not unlock the keychain \(store)")
@@ -105,7 +105,7 @@ struct Bootstrap {
                 return nil
             }
             let kek = try KeyEncryptionKey.forNewWrapping(
-                configuration.keySource, configuration.fileConfiguration(configuration.keySource))
+                configuration.keySource, configuration.keyContext)
             let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
             var header = KeychainHeader(
                 protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)

@@ -1,6 +1,7 @@
 public import Foundation
 public import SecItemCore
-public import SecItemSQLite
+// Its key sources and scrypt parameters are part of this backend's configuration.
+@_exported public import SecItemSealedStore
 
 extension PostgreSQLBackend {
     /// Where the shared keychain is and how it is unlocked.
@@ -19,11 +20,11 @@ extension PostgreSQLBackend {
         /// A libpq connection URI (`postgresql://host/db?sslmode=verify-full`) or
         /// `key=value` string; `nil` uses the `PG*` environment alone.
         public var connection: String?
-        /// Where the key-encryption key comes from: ``SQLiteBackend/KeySource/keyFile(_:)``,
-        /// ``SQLiteBackend/KeySource/passphrase(_:)`` or ``SQLiteBackend/KeySource/rawKey(_:)``.
-        /// ``SQLiteBackend/KeySource/automatic`` is refused: a generated key would
+        /// Where the key-encryption key comes from: ``SealedStoreKeySource/keyFile(_:)``,
+        /// ``SealedStoreKeySource/passphrase(_:)`` or ``SealedStoreKeySource/rawKey(_:)``.
+        /// ``SealedStoreKeySource/automatic`` is refused: a generated key would
         /// be this host's alone.
-        public var keySource: SQLiteBackend.KeySource
+        public var keySource: KeySource
         /// The database schema that holds the keychain's tables (created when missing).
         /// Letters, digits and `_`, at most 63 bytes; default `secitem`.
         public var schema: String
@@ -43,7 +44,7 @@ extension PostgreSQLBackend {
         ///   - connectTimeout: The connect bound when the connection string sets none.
         ///   - statementTimeout: The bound on any one statement.
         public init(
-            connection: String? = nil, keySource: SQLiteBackend.KeySource, schema: String = "secitem",
+            connection: String? = nil, keySource: KeySource, schema: String = "secitem",
             connectTimeout: Duration = .seconds(5), statementTimeout: Duration = .seconds(10),
             scryptParameters: ScryptParameters = .default
         ) {
@@ -79,18 +80,18 @@ extension PostgreSQLBackend {
 
         /// The PostgreSQL backend's part of a resolved process configuration: the
         /// connection (`postgresql-url`), the schema, and the file backend's key
-        /// settings, which must name a key file or a passphrase.
+        /// settings (``KeySources``), which must name a key file or a passphrase.
         /// - Throws: `errSecParam` when no key file or passphrase is set, or a setting is malformed.
         public init(_ settings: SecItemConfiguration) throws(SecItemError) {
             var env = settings.environment
-            let file = try SQLiteBackend.Configuration(settings)
-            if case .automatic = file.keySource {
+            let source = try KeySources.resolve(settings, KeySourceContext(store: "PostgreSQL schema"))
+            if source.isGenerated {
                 throw SecItemError(
                     errSecParam,
                     "the PostgreSQL backend needs the key every host shares: set SECITEM_KEY_FILE "
                         + "(or put secitem.key in $CREDENTIALS_DIRECTORY) or SECITEM_PASSPHRASE(_FILE)")
             }
-            self.init(connection: settings.postgresqlURL, keySource: file.keySource)
+            self.init(connection: settings.postgresqlURL, keySource: source)
             if let schema = settings.postgresqlSchema { self.schema = schema }
             if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT")) {
                 guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
@@ -101,7 +102,7 @@ extension PostgreSQLBackend {
             }
         }
 
-        /// This configuration with its key source ``SQLiteBackend/KeySource/released``.
+        /// This configuration with its key source ``SealedStoreKeySource/released``.
         var released: Configuration {
             var copy = self
             copy.keySource = keySource.released

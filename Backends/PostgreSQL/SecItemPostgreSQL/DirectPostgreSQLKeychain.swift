@@ -1,6 +1,6 @@
 import Foundation
 public import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// The benchmark's baseline: the same work as ``PostgreSQLBackend`` done directly
 /// on libpq with the same statements and the same crypto (the shared row codec),

@@ -1,10 +1,10 @@
 public import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// The shared keychain as `secitem verify`, `rekey` and `upgrade` maintain it.
 extension PostgreSQLBackend: MaintainableStore {
     /// `PostgreSQL schema NAME (host=… dbname=… user=…)`, without the password.
-    public var storeLocation: String { configuration.fileConfiguration(configuration.keySource).path }
+    public var storeLocation: String { configuration.keyContext.store }
 
     /// ``verify()``, with the commitment value that `--expect-commitment` compares.
     public func verifyStore() throws(SecItemError) -> StoreVerificationReport {
@@ -24,8 +24,8 @@ extension PostgreSQLBackend: MaintainableStore {
                 "a PostgreSQL keychain is always rekeyed with a new data key (every row re-encrypted); --rewrap-only is for the file keychain")
         }
         switch newKey {
-        case .passphrase(let passphrase): try rekey(to: SQLiteBackend.KeySource.passphrase(passphrase))
-        case .keyFile(let path): try rekey(to: SQLiteBackend.KeySource.keyFile(path))
+        case .passphrase(let passphrase): try rekey(to: KeySource.passphrase(passphrase))
+        case .keyFile(let path): try rekey(to: KeySource.keyFile(path))
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 public import SecItemCore
-public import SecItemSQLite
+public import SecItemSealedStore
 import Synchronization
 
 /// A keychain shared by many processes on many machines: the encrypted file
@@ -126,8 +126,8 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// `errSecAuthFailed` until it opens the keychain again with the new passphrase.
     /// - Throws: `errSecDecode` when a row is damaged (rotation would lose it); the
     ///   store is unchanged on any error.
-    public func rekey(to newSource: SQLiteBackend.KeySource) throws(SecItemError) {
-        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.fileConfiguration(newSource))
+    public func rekey(to newSource: KeySource) throws(SecItemError) {
+        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.keyContext)
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "rekeying") { () throws(SecItemError) -> Void in
                 try s.write { () throws(SecItemError) in try s.rotate(newKEK: newKEK) }
@@ -181,12 +181,16 @@ public final class PostgreSQLBackend: SecItemBackend {
     }
 }
 
+extension PostgreSQLBackend {
+    /// Where the key-encryption key comes from: the file backend's sources
+    /// (``SealedStoreKeySource``), a generated key file excepted.
+    public typealias KeySource = SealedStoreKeySource
+}
+
 extension PostgreSQLBackend.Configuration {
-    /// The file backend's configuration that resolves this key source (scrypt
-    /// cost, messages naming this store), for the shared key code.
-    func fileConfiguration(_ source: SQLiteBackend.KeySource) -> SQLiteBackend.Configuration {
-        SQLiteBackend.Configuration(
-            path: "PostgreSQL schema \(schema) (\(ConnectionString.redacted(connection)))", keySource: source,
-            generatedKeyFilePath: "", scryptParameters: scryptParameters)
+    /// What the key sources need to know about this store (scrypt cost, messages naming it).
+    var keyContext: KeySourceContext {
+        KeySourceContext(
+            store: "PostgreSQL schema \(schema) (\(ConnectionString.redacted(connection)))", scryptParameters: scryptParameters)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 extension PostgreSQLSession {
     /// What `secitem diagnose` says: where the connection goes, whether the server
@@ -9,7 +9,7 @@ extension PostgreSQLSession {
     static func inspect(_ configuration: PostgreSQLBackend.Configuration) -> (usable: Bool, notes: [String]) {
         var notes = ["connection: \(ConnectionString.redacted(configuration.connection))", "schema: \(configuration.schema)"]
         notes.append("key: \(configuration.keySource)")
-        if case .automatic = configuration.keySource {
+        if configuration.keySource.isGenerated {
             notes.append("a generated key cannot be shared: set SECITEM_KEY_FILE or a passphrase")
             return (false, notes)
         }
@@ -26,7 +26,7 @@ extension PostgreSQLSession {
             return (false, notes)
         }
         notes.append("server: \(pq.endpoint), PostgreSQL \(pq.serverVersion)\(pq.reportsReadOnly ? ", read-only (writes fail with errSecReadOnly)" : "")")
-        let store = configuration.fileConfiguration(configuration.keySource).path
+        let store = configuration.keyContext.store
         let meta: [String: KeychainHeader.MetaValue]
         do {
             meta = PostgreSQLSession.metaValues(try pq.execute(sql.readMeta, prepare: false, timeout: bound(configuration)))
@@ -41,7 +41,7 @@ extension PostgreSQLSession {
             if case .integer(let version)? = meta["schema"] { notes.append("schema version \(version)") }
             let header = try PostgreSQLSession.header(meta, store: store)
             let kek = try KeyEncryptionKey.forExisting(
-                configuration.keySource, configuration.fileConfiguration(configuration.keySource), header: header)
+                configuration.keySource, configuration.keyContext, header: header)
             guard try header.unwrap(kek: kek.kek) != nil else {
                 notes.append("the key does not unlock the keychain")
                 return (false, notes)

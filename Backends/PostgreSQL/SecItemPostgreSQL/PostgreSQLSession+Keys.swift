@@ -1,6 +1,6 @@
 import Foundation
 import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// The keys of an open PostgreSQL keychain: re-reading the header another host changed,
 /// the epoch, writing the header, and rotating the data key.
@@ -15,9 +15,9 @@ extension PostgreSQLSession {
         if fresh.epoch == header.epoch { return }
         var kek = self.kek
         var dataKey = try fresh.unwrap(kek: kek)
-        if dataKey == nil, case .keyFile = configuration.keySource {
+        if dataKey == nil, configuration.keySource.keyFilePath != nil {
             let resolved = try KeyEncryptionKey.forExisting(
-                configuration.keySource, configuration.fileConfiguration(configuration.keySource), header: fresh)
+                configuration.keySource, configuration.keyContext, header: fresh)
             kek = resolved.kek
             dataKey = try fresh.unwrap(kek: kek)
         }
@@ -35,7 +35,7 @@ extension PostgreSQLSession {
     }
 
     func readHeader() throws(SecItemError) -> KeychainHeader {
-        try Self.header(Self.metaValues(try exec(sql.readMeta)), store: configuration.fileConfiguration(configuration.keySource).path)
+        try Self.header(Self.metaValues(try exec(sql.readMeta)), store: configuration.keyContext.store)
     }
 
     /// The header of a PostgreSQL keychain: the file format's, always format 2,

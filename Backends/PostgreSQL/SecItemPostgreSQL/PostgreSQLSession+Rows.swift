@@ -1,6 +1,6 @@
 import Foundation
 import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// The rows of an open PostgreSQL keychain: writing, finding, scanning and verifying them,
 /// and planning a query into SQL conditions.

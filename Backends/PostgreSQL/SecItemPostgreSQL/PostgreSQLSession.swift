@@ -1,6 +1,6 @@
 import Foundation
 import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// One open keychain: the connection (re-made when lost), the keys, and the SQL.
 /// Used under the backend's mutex only.
@@ -53,7 +53,7 @@ final class PostgreSQLSession {
 
     /// Connects, creates what is missing, and unlocks the keychain.
     static func open(_ configuration: PostgreSQLBackend.Configuration) throws(SecItemError) -> PostgreSQLSession {
-        if case .automatic = configuration.keySource {
+        if configuration.keySource.isGenerated {
             throw SecItemError(
                 errSecParam,
                 "the PostgreSQL backend needs a key every host shares (a key file or passphrase), not a generated one")
@@ -64,7 +64,7 @@ final class PostgreSQLSession {
             configuration.connection, connectTimeout: configuration.connectTimeout, environment: environment)
         let redactions = ConnectionString.secrets(configuration.connection, environment: environment)
         let pq = try connect(parameters, redactions, configuration)
-        let store = configuration.fileConfiguration(configuration.keySource).path
+        let store = configuration.keyContext.store
         // A bootstrap session: keys are filled in once the header is read or made.
         let (header, kek, codec) = try Bootstrap(pq: pq, sql: sql, configuration: configuration, store: store).run()
         // The passphrase (or raw key) was used by Bootstrap and is not kept (see reloadKeys).

@@ -1,6 +1,6 @@
 import Foundation
 import SecItemCore
-import SecItemSQLite
+import SecItemSealedStore
 
 /// Every statement the backend sends, for one schema. `docs/postgresql.md` lists
 /// them; nothing else is sent (no extensions, no functions of our own).

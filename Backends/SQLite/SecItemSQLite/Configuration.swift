@@ -1,67 +1,14 @@
 public import Foundation
 public import SecItemCore
+// Its key sources and scrypt parameters are part of this backend's configuration.
+@_exported public import SecItemSealedStore
 import Glibc
 
 extension SQLiteBackend {
-    /// Where the key-encryption key comes from.
-    ///
-    /// The key-encryption key only wraps the file's random data key. Changing it
-    /// (``SQLiteBackend/rekey(to:rewrapOnly:)``) also replaces the data key and
-    /// re-encrypts every item, unless `rewrapOnly` asks for the fast re-wrap.
-    /// Never printed: `description` and `dump` show the kind of source, never a
-    /// key or passphrase.
-    public enum KeySource: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-        /// A 256-bit key given in code (exactly 32 bytes).
-        case rawKey(Data)
-        /// A file holding a 256-bit key: 32 raw bytes, 64 hex digits or base64.
-        /// Refused when group- or world-accessible or owned by another user, as ssh does.
-        case keyFile(String)
-        /// A passphrase, stretched with scrypt (parameters stored in the file).
-        ///
-        /// The backend reads it once, to derive the key-encryption key when it
-        /// opens (or, for ``SQLiteBackend/rekey(to:rewrapOnly:)``, the new one), and
-        /// keeps no reference to it afterwards: once the caller drops its own
-        /// copies, the ``Passphrase``'s buffer is zeroed. Read it from a terminal or
-        /// a file straight into ``Passphrase/init(bytes:)``;
-        /// ``passphrase(_:)-swift.type.method`` takes a `String` for convenience.
-        case passphrase(Passphrase)
-        /// The embedded default: a random key file generated on first use at
-        /// ``Configuration/generatedKeyFilePath``. It protects a copy of the database
-        /// alone, not against someone who can read the user's files.
-        case automatic
-
-        public var description: String {
-            switch self {
-            case .rawKey: return "raw key (redacted)"
-            case .keyFile(let path): return "key file \(path)"
-            case .passphrase: return "passphrase (redacted)"
-            case .automatic: return "automatic key file"
-            }
-        }
-
-        public var debugDescription: String { description }
-
-        /// A passphrase given as a `String`, converted at once into a ``Passphrase``.
-        ///
-        /// The same as `.passphrase(Passphrase(text))`, kept so code written when the
-        /// case took a `String` still compiles. The `String` itself is the caller's:
-        /// Swift gives no way to zero it, so it stays in memory as long as the caller
-        /// (and whatever it came from) keeps it.
-        public static func passphrase(_ text: String) -> KeySource { .passphrase(Passphrase(text)) }
-
-        /// This source without the secret it carries: a passphrase becomes an empty
-        /// one and a raw key empty data (key files and the generated key file are
-        /// paths, kept). What a backend keeps once its key is derived.
-        package var released: KeySource {
-            switch self {
-            case .passphrase: return .passphrase(Passphrase(bytes: EmptyCollection<UInt8>()))
-            case .rawKey: return .rawKey(Data())
-            case .keyFile, .automatic: return self
-            }
-        }
-
-        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
-    }
+    /// Where the key-encryption key comes from: a key file, a passphrase, a raw
+    /// key or the generated key file (``SealedStoreKeySource``, shared with the
+    /// PostgreSQL backend).
+    public typealias KeySource = SealedStoreKeySource
 
     /// Where the file is and how it is unlocked.
     public struct Configuration: Sendable, CustomStringConvertible {
@@ -103,11 +50,16 @@ extension SQLiteBackend {
 
         public var description: String { "file keychain at \(path), \(keySource)" }
 
-        /// This configuration with its key source ``KeySource/released``.
+        /// This configuration with its key source released (its secret dropped).
         package var released: Configuration {
             var copy = self
             copy.keySource = keySource.released
             return copy
+        }
+
+        /// What the key sources need to know about this file.
+        package var keyContext: KeySourceContext {
+            KeySourceContext(store: path, scryptParameters: scryptParameters, generatedKeyFilePath: generatedKeyFilePath)
         }
 
         /// The configuration the environment describes (no config file; the
@@ -140,42 +92,9 @@ extension SQLiteBackend {
             guard let path = settings.file ?? Self.defaultPath(env) else {
                 throw SecItemError(errSecNotAvailable, "neither SECITEM_FILE, XDG_DATA_HOME nor HOME is set")
             }
-            let keyFile: String? = settings.keyFile ?? Self.credentialsKeyFile(env)
-            if let given = settings.passphrase, given.isEmpty {
-                let origin = settings.setting(\.passphrase)?.origin
-                let source = origin.map { "\($0)" } ?? "the passphrase file"
-                throw SecItemError(
-                    errSecParam,
-                    "the passphrase (\(source)) is empty; give the passphrase, or unset it to use a key file or the generated key file")
-            }
-            let passphrase = settings.passphrase
-            let source: KeySource
-            switch settings.keySource {
-            case nil:
-                if let keyFile {
-                    source = .keyFile(keyFile)
-                } else if let passphrase {
-                    source = .passphrase(passphrase)
-                } else {
-                    source = .automatic
-                }
-            case "key-file":
-                guard let keyFile else {
-                    throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=key-file but SECITEM_KEY_FILE is not set")
-                }
-                source = .keyFile(keyFile)
-            case "passphrase":
-                guard let passphrase else {
-                    throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=passphrase but SECITEM_PASSPHRASE is not set")
-                }
-                source = .passphrase(passphrase)
-            case "automatic":
-                source = .automatic
-            case let other?:
-                throw SecItemError(
-                    errSecParam, "SECITEM_KEY_SOURCE is \"\(other)\"; expected key-file, passphrase or automatic")
-            }
-            self.init(path: path, keySource: source, generatedKeyFilePath: Self.defaultGeneratedKeyFilePath(env) ?? "")
+            let generated = Self.defaultGeneratedKeyFilePath(env) ?? ""
+            let source = try KeySources.resolve(settings, KeySourceContext(store: path, generatedKeyFilePath: generated))
+            self.init(path: path, keySource: source, generatedKeyFilePath: generated)
         }
 
         /// `$XDG_DATA_HOME/secitem/keychain.db`, or `~/.local/share/secitem/keychain.db`.
@@ -192,12 +111,6 @@ extension SQLiteBackend {
             }
             guard let home = home(env) else { return nil }
             return home + "/.config/secitem/keychain.key"
-        }
-
-        private static func credentialsKeyFile(_ env: [String: String]) -> String? {
-            guard let dir = nonEmpty(env["CREDENTIALS_DIRECTORY"]) else { return nil }
-            let path = dir + "/secitem.key"
-            return FileManager.default.fileExists(atPath: path) ? path : nil
         }
 
         private static func home(_ env: [String: String]) -> String? {

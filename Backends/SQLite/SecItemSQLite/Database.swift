@@ -1,6 +1,7 @@
 internal import CSecItemSQLite3
 import Foundation
 import SecItemCore
+import SecItemSealedStore
 
 /// One SQLite connection and its prepared-statement cache.
 ///

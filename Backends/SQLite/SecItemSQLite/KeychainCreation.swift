@@ -1,5 +1,6 @@
 import Glibc
 import SecItemCore
+import SecItemSealedStore
 
 /// Creating a keychain file atomically: built complete under a temporary name,
 /// then hard-linked into place, so no process ever sees a half-made keychain and
@@ -9,7 +10,7 @@ enum KeychainCreation {
     static func createIfMissing(_ configuration: SQLiteBackend.Configuration) throws(SecItemError) -> Bool {
         let path = configuration.path
         if FileSystem.exists(path) { return false }
-        let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration)
+        let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration.keyContext)
         let keys = try ItemKeys.generate(format: Int(KeychainHeader.fileFormatVersion))
         var header = KeychainHeader(
             protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1,

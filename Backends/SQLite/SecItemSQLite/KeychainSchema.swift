@@ -1,4 +1,5 @@
 import SecItemCore
+import SecItemSealedStore
 
 /// The tables of each format, and the check that a file holds exactly them.
 ///

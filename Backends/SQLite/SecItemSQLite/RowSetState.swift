@@ -1,5 +1,6 @@
 import Foundation
 import SecItemCore
+import SecItemSealedStore
 
 /// The `state` row (format 2): generation, row count and commitment cells, sealed
 /// by an HMAC under the data key's HMAC key.

@@ -1,5 +1,6 @@
 import Foundation
 public import SecItemCore
+public import SecItemSealedStore
 import Synchronization
 
 /// The encrypted file backend: one SQLite file, every item sealed with
@@ -180,7 +181,7 @@ public final class SQLiteBackend: SecItemBackend {
     ///   `errSecDecode` when a row is damaged (rotation would lose it: see
     ///   ``verify()``). The file is unchanged on any error.
     public func rekey(to newSource: KeySource, rewrapOnly: Bool = false) throws(SecItemError) {
-        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration)
+        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.keyContext)
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             try c.write { () throws(SecItemError) in
                 if rewrapOnly {

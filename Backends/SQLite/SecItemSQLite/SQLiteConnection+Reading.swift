@@ -1,5 +1,6 @@
 import Foundation
 import SecItemCore
+import SecItemSealedStore
 
 /// Reading an open keychain: finding rows by a query (planned onto the HMAC
 /// columns), scanning every row, and verifying the file against its commitment.

@@ -1,5 +1,6 @@
 import Foundation
 import SecItemCore
+import SecItemSealedStore
 
 /// One open keychain: the SQLite connection, the keys, and the row-set
 /// commitment as this connection last saw it. Used under the backend's mutex only.
@@ -81,7 +82,7 @@ final class SQLiteConnection {
             set.reset()
         }
         try db.execute("PRAGMA synchronous=FULL")
-        let kek = try KeyEncryptionKey.forExisting(configuration.keySource, configuration, header: header)
+        let kek = try KeyEncryptionKey.forExisting(configuration.keySource, configuration.keyContext, header: header)
         guard let dataKey = try header.unwrap(kek: kek.kek) else {
             let what = header.protection == .passphrase ? "passphrase" : "key"
             throw SecItemError(errSecAuthFailed, "the \(what) does not unlock the keychain \(configuration.path)")

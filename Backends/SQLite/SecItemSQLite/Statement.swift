@@ -1,5 +1,6 @@
 internal import CSecItemSQLite3
 import SecItemCore
+import SecItemSealedStore
 
 /// A prepared statement owned by its ``Database``; finalized in `deinit`.
 final class Statement {

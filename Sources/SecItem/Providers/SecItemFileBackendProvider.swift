@@ -1,5 +1,6 @@
 public import SecItemCore
 import SecItemSQLite
+import SecItemSealedStore
 import Foundation
 
 /// The encrypted file backend's provider: the automatic choice's fallback.
@@ -49,25 +50,9 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
             let directory = (file.path as NSString).deletingLastPathComponent
             notes.append("the file does not exist yet; it is created (0600, in a 0700 directory) on first use under \(directory)")
         }
-        var keyFile: String?
-        switch file.keySource {
-        case .keyFile(let path):
-            notes.append("key: key file \(path)")
-            keyFile = path
-        case .passphrase:
-            notes.append(
-                "key: passphrase from \(configuration.passphraseFile.map { "the passphrase file \($0)" } ?? SecItemConfiguration.Variable.passphrase)")
-        case .rawKey:
-            notes.append("key: a raw key given in code")
-        case .automatic:
-            let path = file.generatedKeyFilePath
-            if FileManager.default.fileExists(atPath: path) {
-                notes.append("key: the generated key file \(path) (protects a copy of the database alone, not against someone who can read your files)")
-                keyFile = path
-            } else {
-                notes.append("key: a key file is generated at \(path) on first use")
-            }
-        }
+        let key = file.keySource.source.diagnosis(configuration, file.keyContext)
+        notes.append(key.note)
+        let keyFile = key.keyFile
         if let keyFile, let problem = PrivateFile.permissionProblem(keyFile) {
             notes.append("key file refused: \(problem)")
             usable = false

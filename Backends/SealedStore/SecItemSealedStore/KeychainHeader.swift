@@ -2,9 +2,8 @@ package import SecItemCore
 
 /// How the data key is wrapped: what a file's `meta` table says.
 ///
-/// Store-independent apart from ``read(_:)`` and ``write(_:)``: another store of
-/// the same rows (PostgreSQL) keeps the same keys and values (``parse(_:source:)``,
-/// ``metaValues``).
+/// Store-independent: each store keeps the same keys and values in its own table
+/// (``parse(_:source:)`` reads them, ``metaValues`` lists them).
 package struct KeychainHeader {
     package static let magic = "secitem-file-keychain"
     /// The row format the PostgreSQL backend writes and requires: format 2 (its
@@ -23,17 +22,13 @@ package struct KeychainHeader {
         case bytes([UInt8])
         case text(String)
 
-        var integer: Int64? { if case .integer(let v) = self { v } else { nil } }
-        var bytes: [UInt8]? { if case .bytes(let v) = self { v } else { nil } }
-        var text: String? { if case .text(let v) = self { v } else { nil } }
+        package var integer: Int64? { if case .integer(let v) = self { v } else { nil } }
+        package var bytes: [UInt8]? { if case .bytes(let v) = self { v } else { nil } }
+        package var text: String? { if case .text(let v) = self { v } else { nil } }
     }
 
-    package enum Protection: String {
-        /// A 256-bit key (raw, key file or generated key file).
-        case key
-        /// A passphrase through scrypt.
-        case passphrase
-    }
+    /// How the data key is wrapped (a ``KeySource``'s ``KeySource/protection``).
+    package typealias Protection = KeyProtection
 
     package var protection: Protection
     package var scrypt: ScryptParameters?
@@ -66,29 +61,6 @@ package struct KeychainHeader {
         return out
     }
 
-    /// Reads and checks the `meta` table.
-    /// - Throws: `errSecInvalidKeychain` saying whether the file is not a keychain or is newer.
-    static func read(_ db: Database) throws(SecItemError) -> KeychainHeader {
-        var values: [String: MetaValue] = [:]
-        let stmt: Statement
-        do {
-            stmt = try db.statement("SELECT key, value, typeof(value) FROM meta")
-        } catch where error.detail?.contains("no such table") == true {
-            throw SecItemError(
-                errSecInvalidKeychain, "not a keychain: \(db.path) is an SQLite database without secitem metadata")
-        }
-        defer { stmt.reset() }
-        while try stmt.step(during: "reading the keychain metadata") {
-            guard let key = stmt.text(0) else { continue }
-            switch stmt.text(2) {
-            case "integer": values[key] = .integer(stmt.int64(1))
-            case "text": values[key] = stmt.text(1).map { .text($0) }
-            default: values[key] = .bytes(stmt.bytes(1) ?? [])
-            }
-        }
-        return try parse(values, source: db.path)
-    }
-
     /// Checks and reads `meta` values, wherever they were stored (`source` names it in errors).
     /// - Throws: `errSecInvalidKeychain` saying whether the store is not a keychain or is newer.
     package static func parse(_ values: [String: MetaValue], source: String) throws(SecItemError) -> KeychainHeader {
@@ -103,7 +75,7 @@ package struct KeychainHeader {
                 errSecInvalidKeychain,
                 "\(source) is keychain format version \(format), newer than this library supports (\(newestFormat))")
         }
-        guard format >= 1, let kind = values["kek"]?.text, let protection = Protection(rawValue: kind),
+        guard format >= 1, let kind = values["kek"]?.text, case let protection = Protection(rawValue: kind), KeySources.protections.contains(protection),
             let wrapped = values["data_key"]?.bytes, let epoch = values["epoch"]?.integer
         else {
             throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has incomplete secitem metadata")
@@ -138,21 +110,6 @@ package struct KeychainHeader {
             ]
         }
         return out
-    }
-
-    /// Writes every meta row (inside the caller's transaction).
-    func write(_ db: Database) throws(SecItemError) {
-        try db.execute("DELETE FROM meta WHERE key LIKE 'scrypt_%'")
-        let stmt = try db.statement("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
-        for (key, value) in metaValues {
-            stmt.bind(1, key)
-            switch value {
-            case .integer(let v): stmt.bind(2, v)
-            case .text(let v): stmt.bind(2, v)
-            case .bytes(let v): stmt.bind(2, v)
-            }
-            try stmt.run(during: "writing the keychain metadata")
-        }
     }
 
     /// Wraps `dataKey` under `kek` for this header's protection.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import SecItemCore
 
 /// The keyed commitment to the set of live rows (format 2, `docs/file-format.md`).
@@ -54,7 +54,7 @@ package struct RowSetCommitment: Equatable {
 
     /// One row as the commitment sees it.
     package struct Element: Hashable {
-        var uuid: [UInt8]
+        package var uuid: [UInt8]
         package var version: Int64
         var tag: [UInt8]
 
@@ -82,7 +82,7 @@ package struct RowSetCommitment: Equatable {
             return out
         }
 
-        var id: UUID? {
+        package var id: UUID? {
             UUID(bytes: uuid)
         }
     }

@@ -1,11 +1,11 @@
 import Foundation
 import Glibc
-import SecItemCore
+package import SecItemCore
 
 /// Files on disk: key files (read strictly, generated atomically) and private directories.
-enum FileSystem {
+package enum FileSystem {
     /// Creates every missing directory of `path`'s parent with mode 0700.
-    static func makePrivateParentDirectories(of path: String) throws(SecItemError) {
+    package static func makePrivateParentDirectories(of path: String) throws(SecItemError) {
         let parent = (path as NSString).deletingLastPathComponent
         guard !parent.isEmpty else { return }
         var current = parent.hasPrefix("/") ? "" : "."
@@ -19,7 +19,7 @@ enum FileSystem {
     }
 
     /// Whether a file exists at `path` (without following a final symlink's target).
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var st = stat()
         return lstat(path, &st) == 0
     }
@@ -28,7 +28,7 @@ enum FileSystem {
     /// file is written, synced and hard-linked into place, so a reader never sees a
     /// half-written file and two processes racing both end up with the same one.
     /// - Returns: `false` when `path` already existed (the other writer won).
-    static func createExclusively(_ path: String, _ bytes: [UInt8]) throws(SecItemError) -> Bool {
+    package static func createExclusively(_ path: String, _ bytes: [UInt8]) throws(SecItemError) -> Bool {
         try makePrivateParentDirectories(of: path)
         let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -42,7 +42,7 @@ enum FileSystem {
     }
 
     /// Hard-links `temp` to `path` unless `path` exists; syncs the directory.
-    static func linkIntoPlace(_ temp: String, _ path: String) throws(SecItemError) -> Bool {
+    package static func linkIntoPlace(_ temp: String, _ path: String) throws(SecItemError) -> Bool {
         if link(temp, path) != 0 {
             if errno == EEXIST { return false }
             throw posixError("cannot create \(path)")
@@ -51,7 +51,7 @@ enum FileSystem {
         return true
     }
 
-    static func syncDirectory(of path: String) {
+    package static func syncDirectory(of path: String) {
         let dir = (path as NSString).deletingLastPathComponent
         let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
@@ -60,18 +60,18 @@ enum FileSystem {
         }
     }
 
-    static func posixError(_ what: String) -> SecItemError {
+    package static func posixError(_ what: String) -> SecItemError {
         let code = errno
         return SecItemError(errSecIO, "\(what): \(String(cString: strerror(code)))")
     }
 }
 
 /// Key files: a 256-bit key as 32 raw bytes, 64 hex digits or base64.
-enum KeyFile {
+package enum KeyFile {
     /// Reads a key file, refusing one that others could read or that another user owns.
     /// - Throws: `errSecNotAvailable` when missing; `errSecParam` for loose
     ///   permissions, a foreign owner or contents that are not a 256-bit key.
-    static func read(_ path: String) throws(SecItemError) -> SecretBytes {
+    package static func read(_ path: String) throws(SecItemError) -> SecretBytes {
         // O_NOFOLLOW | O_NONBLOCK and fstat before reading: a FIFO or a symlink swapped in cannot hang or redirect us.
         var buffer: [UInt8]
         do throws(PrivateFile.Refusal) {
@@ -93,7 +93,7 @@ enum KeyFile {
     }
 
     /// Reads the generated key file, creating it (random, 0600) when missing.
-    static func readOrGenerate(_ path: String) throws(SecItemError) -> SecretBytes {
+    package static func readOrGenerate(_ path: String) throws(SecItemError) -> SecretBytes {
         if !FileSystem.exists(path) {
             let key = try SecretBytes(random: Crypto.keyLength)
             var text = key.withBytes { p, n in Array(UnsafeBufferPointer(start: p, count: n)) }
@@ -105,7 +105,7 @@ enum KeyFile {
         return try read(path)
     }
 
-    static func parse(_ bytes: ArraySlice<UInt8>) -> SecretBytes? {
+    package static func parse(_ bytes: ArraySlice<UInt8>) -> SecretBytes? {
         if bytes.count == Crypto.keyLength { return SecretBytes(copying: bytes) }
         var trimmed = Array(bytes)
         defer { wipe(&trimmed) }

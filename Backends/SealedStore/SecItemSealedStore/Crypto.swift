@@ -1,13 +1,13 @@
 internal import CSecItemCrypto
-import SecItemCore
+package import SecItemCore
 
 /// The libcrypto primitives the file format uses, over ``SecretBytes`` keys.
-enum Crypto {
-    static let keyLength = 32
-    static let nonceLength = 12
-    static let tagLength = 16
+package enum Crypto {
+    package static let keyLength = 32
+    package static let nonceLength = 12
+    package static let tagLength = 16
 
-    static func randomBytes(_ count: Int) throws(SecItemError) -> [UInt8] {
+    package static func randomBytes(_ count: Int) throws(SecItemError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         let rc = out.withUnsafeMutableBufferPointer { csecitem_random_bytes($0.baseAddress, count) }
         guard rc == 0 else { throw SecItemError(errSecIO, "the system random number generator failed") }
@@ -15,12 +15,12 @@ enum Crypto {
     }
 
     /// Zeroes the first `count` bytes of `bytes`.
-    static func cleanse(_ bytes: inout [UInt8], count: Int) {
+    package static func cleanse(_ bytes: inout [UInt8], count: Int) {
         bytes.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, min(count, $0.count)) }
     }
 
     /// HKDF-SHA256 of `key` with the given info string: a 32-byte subkey.
-    static func hkdf(_ key: SecretBytes, info: String) throws(SecItemError) -> SecretBytes {
+    package static func hkdf(_ key: SecretBytes, info: String) throws(SecItemError) -> SecretBytes {
         let infoBytes = Array(info.utf8)
         return try SecretBytes(count: keyLength) { (out: UnsafeMutablePointer<UInt8>) throws(SecItemError) in
             let rc = key.withBytes { k, kn in
@@ -34,7 +34,7 @@ enum Crypto {
 
     /// scrypt of `passphrase` with `salt`: a 32-byte key-encryption key. The
     /// passphrase's bytes go to libcrypto in place (no copy is made here).
-    static func scrypt(passphrase: Passphrase, salt: [UInt8], parameters: ScryptParameters) throws(SecItemError)
+    package static func scrypt(passphrase: Passphrase, salt: [UInt8], parameters: ScryptParameters) throws(SecItemError)
         -> SecretBytes
     {
         guard parameters.isValid else {
@@ -54,7 +54,7 @@ enum Crypto {
     }
 
     /// AES-256-GCM with a fresh random nonce: returns nonce ‖ ciphertext ‖ tag.
-    static func seal(_ key: SecretBytes, _ plaintext: UnsafeBufferPointer<UInt8>, aad: [UInt8]) throws(SecItemError)
+    package static func seal(_ key: SecretBytes, _ plaintext: UnsafeBufferPointer<UInt8>, aad: [UInt8]) throws(SecItemError)
         -> [UInt8]
     {
         let nonce = try randomBytes(nonceLength)
@@ -77,7 +77,7 @@ enum Crypto {
 
     /// Opens nonce ‖ ciphertext ‖ tag into a buffer `body` reads (then zeroed).
     /// - Returns: `nil` when the box does not authenticate (wrong key, tampered, moved).
-    static func open<R>(
+    package static func open<R>(
         _ key: SecretBytes, _ sealed: [UInt8], aad: [UInt8], _ body: (UnsafeBufferPointer<UInt8>) throws(SecItemError) -> R
     ) throws(SecItemError) -> R? {
         guard sealed.count >= nonceLength + tagLength else { return nil }

@@ -1,5 +1,5 @@
 internal import CSecItemCrypto
-import SecItemCore
+package import SecItemCore
 
 /// Key material in a heap buffer of its own that is zeroed (`OPENSSL_cleanse`)
 /// when freed, the way swift-crypto's `SecureBytes` does.
@@ -21,7 +21,7 @@ package final class SecretBytes: CustomStringConvertible {
     }
 
     /// `count` random bytes from OpenSSL's CSPRNG.
-    convenience init(random count: Int) throws(SecItemError) {
+    package convenience init(random count: Int) throws(SecItemError) {
         self.init(zeroed: count)
         guard csecitem_random_bytes(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count) == 0 else {
             throw SecItemError(errSecIO, "the system random number generator failed")
@@ -29,7 +29,7 @@ package final class SecretBytes: CustomStringConvertible {
     }
 
     /// A copy of `bytes`.
-    convenience init(copying bytes: some Sequence<UInt8>) {
+    package convenience init(copying bytes: some Sequence<UInt8>) {
         let array = Array(bytes)
         self.init(zeroed: array.count)
         array.withUnsafeBytes { src in
@@ -38,7 +38,7 @@ package final class SecretBytes: CustomStringConvertible {
     }
 
     /// Fills a new buffer through `body`, which receives the writable bytes.
-    convenience init<E: Error>(count: Int, filling body: (UnsafeMutablePointer<UInt8>) throws(E) -> Void) throws(E) {
+    package convenience init<E: Error>(count: Int, filling body: (UnsafeMutablePointer<UInt8>) throws(E) -> Void) throws(E) {
         self.init(zeroed: count)
         try body(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
     }

@@ -1,0 +1,174 @@
+public import Foundation
+public import SecItemCore
+
+/// One way of getting a sealed store's key-encryption key (KEK): a key file, a
+/// passphrase through scrypt, a key given in code, the generated key file.
+///
+/// The key-encryption key only wraps the store's random data key
+/// (``KeychainHeader/wrap(_:kek:)``), so every source protects the same rows.
+/// A new source is one file: a type adopting this protocol, a static factory on
+/// ``SealedStoreKeySource`` for code, and (when a setting selects it) one line in
+/// ``KeySources/registered``. `docs/architecture.md`, "Adding a key source", walks it.
+///
+/// The rules a source keeps:
+/// - never prints or throws its secret (``description`` names the kind, and a path at most);
+/// - ``existingKey(_:_:)`` checks the header's ``KeyProtection`` before any costly
+///   derivation, so a mismatch is `errSecAuthFailed` naming both kinds;
+/// - ``released`` drops the secret, keeping what identifies the source.
+package protocol KeySource: Sendable, CustomStringConvertible {
+    /// The name `SECITEM_KEY_SOURCE` (`key-source` in the config file) selects it by.
+    static var name: String { get }
+    /// The source a resolved configuration describes, or `nil` when its settings are absent.
+    /// - Throws: `errSecParam` when its settings are present but unusable.
+    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)?
+    /// What `SECITEM_KEY_SOURCE=<name>` needs and lacks, for the error when ``fromSettings(_:_:)`` gives `nil`.
+    static var missingSetting: String { get }
+
+    /// What a store protected by this source records in its header.
+    var protection: KeyProtection { get }
+    /// The key for a new wrapping: a new store, or a rekey (a passphrase gets a fresh salt).
+    func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey
+    /// The key that opens an existing store with `header` (`nil`: the key alone, no store yet).
+    func existingKey(_ header: KeychainHeader?, _ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey
+    /// This source without the secret it carries: what a backend keeps once its key is derived.
+    var released: any KeySource { get }
+    /// One line for `secitem diagnose`, and the key file whose permissions it should check.
+    func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?)
+}
+
+/// The key sources a setting can select, in their order of precedence when none is
+/// named (a key file before a passphrase before the generated key file).
+/// A new source that a setting selects adds one line here.
+package enum KeySources {
+    package static let registered: [any KeySource.Type] = [
+        KeyFileKeySource.self, PassphraseKeySource.self, GeneratedKeyFileSource.self,
+    ]
+
+    /// Every protection a store's header may record (a source with a new kind of
+    /// wrapping adds its own).
+    package static let protections: Set<KeyProtection> = [.key, .passphrase]
+
+    /// The source a resolved configuration describes: the one `key-source` names, else
+    /// the first registered one whose settings are present.
+    /// - Throws: `errSecParam` for an unknown name, or one whose setting is missing.
+    package static func resolve(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError)
+        -> SealedStoreKeySource
+    {
+        try PassphraseKeySource.refuseEmptySetting(settings)
+        guard let name = settings.keySource else {
+            for source in registered {
+                if let found = try source.fromSettings(settings, context) { return SealedStoreKeySource(found) }
+            }
+            return .automatic
+        }
+        guard let source = registered.first(where: { $0.name == name }) else {
+            let names = registered.map { $0.name }
+            throw SecItemError(
+                errSecParam,
+                "SECITEM_KEY_SOURCE is \"\(name)\"; expected \(names.dropLast().joined(separator: ", ")) or \(names.last ?? "")")
+        }
+        guard let found = try source.fromSettings(settings, context) else {
+            throw SecItemError(errSecParam, "SECITEM_KEY_SOURCE=\(name) but \(source.missingSetting)")
+        }
+        return SealedStoreKeySource(found)
+    }
+}
+
+/// What a key source needs to know about the store it unlocks.
+package struct KeySourceContext: Sendable {
+    /// Names the store in errors (after "the keychain"): its path, or "PostgreSQL schema s (…)".
+    package var store: String
+    /// The scrypt cost for a new passphrase wrapping.
+    package var scryptParameters: ScryptParameters
+    /// Where ``SealedStoreKeySource/automatic`` keeps its key; empty when no home is known.
+    package var generatedKeyFilePath: String
+
+    package init(store: String, scryptParameters: ScryptParameters = .default, generatedKeyFilePath: String = "") {
+        self.store = store
+        self.scryptParameters = scryptParameters
+        self.generatedKeyFilePath = generatedKeyFilePath
+    }
+}
+
+/// How a store's data key is wrapped, as its header records it (`kek` in `meta`).
+package struct KeyProtection: RawRepresentable, Hashable, Sendable {
+    package var rawValue: String
+    package init(rawValue: String) { self.rawValue = rawValue }
+
+    /// A 256-bit key (raw, key file or generated key file).
+    package static let key = KeyProtection(rawValue: "key")
+    /// A passphrase through scrypt (the header holds its parameters and salt).
+    package static let passphrase = KeyProtection(rawValue: "passphrase")
+
+    /// How errors name it.
+    package var phrase: String { self == .passphrase ? "a passphrase" : self == .key ? "a key (raw key or key file)" : rawValue }
+}
+
+/// Where a sealed store's key-encryption key comes from (the file and PostgreSQL
+/// backends' `keySource`; `SQLiteBackend.KeySource` is this type).
+///
+/// The key-encryption key only wraps the store's random data key. Changing it
+/// (`SQLiteBackend.rekey(to:rewrapOnly:)`) also replaces the data key and
+/// re-encrypts every item, unless `rewrapOnly` asks for the fast re-wrap.
+/// Never printed: `description` and `dump` show the kind of source, never a
+/// key or passphrase.
+public struct SealedStoreKeySource: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package let source: any KeySource
+
+    package init(_ source: any KeySource) { self.source = source }
+
+    /// A 256-bit key given in code (exactly 32 bytes).
+    public static func rawKey(_ key: Data) -> SealedStoreKeySource { SealedStoreKeySource(RawKeySource(key: key)) }
+
+    /// A file holding a 256-bit key: 32 raw bytes, 64 hex digits or base64.
+    /// Refused when group- or world-accessible or owned by another user, as ssh does.
+    public static func keyFile(_ path: String) -> SealedStoreKeySource { SealedStoreKeySource(KeyFileKeySource(path: path)) }
+
+    /// A passphrase, stretched with scrypt (parameters stored with the store).
+    ///
+    /// The backend reads it once, to derive the key-encryption key when it opens
+    /// (or, for a rekey, the new one), and keeps no reference to it afterwards:
+    /// once the caller drops its own copies, the ``Passphrase``'s buffer is zeroed.
+    /// Read it from a terminal or a file straight into ``Passphrase/init(bytes:)``.
+    public static func passphrase(_ passphrase: Passphrase) -> SealedStoreKeySource {
+        SealedStoreKeySource(PassphraseKeySource(passphrase: passphrase))
+    }
+
+    /// A passphrase given as a `String`, converted at once into a ``Passphrase``.
+    ///
+    /// The `String` itself is the caller's: Swift gives no way to zero it, so it
+    /// stays in memory as long as the caller (and whatever it came from) keeps it.
+    public static func passphrase(_ text: String) -> SealedStoreKeySource { .passphrase(Passphrase(text)) }
+
+    /// The embedded default: a random key file generated on first use (the file
+    /// backend's `generatedKeyFilePath`). It protects a copy of the database alone,
+    /// not against someone who can read the user's files.
+    public static var automatic: SealedStoreKeySource { SealedStoreKeySource(GeneratedKeyFileSource()) }
+
+    /// The kind of source: `key-file`, `passphrase`, `raw-key` or `automatic`
+    /// (the names `SECITEM_KEY_SOURCE` takes, where a setting can select it).
+    public var kind: String { type(of: source).name }
+
+    /// Whether this is ``automatic``: a key file generated on this host (a store shared
+    /// between hosts refuses it).
+    package var isGenerated: Bool { source is GeneratedKeyFileSource }
+
+    /// The key file this source reads, if it is one (`nil` for the generated key file).
+    public var keyFilePath: String? { (source as? KeyFileKeySource)?.path }
+
+    public var description: String { source.description }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+
+    /// This source without the secret it carries (see ``KeySource/released``).
+    package var released: SealedStoreKeySource { SealedStoreKeySource(source.released) }
+}
+
+extension KeySource {
+    /// Throws `errSecAuthFailed` when `header` says the store is protected otherwise.
+    package func expect(_ header: KeychainHeader?, _ context: KeySourceContext, _ what: String) throws(SecItemError) {
+        guard let header, header.protection != protection else { return }
+        throw SecItemError(
+            errSecAuthFailed, "the keychain \(context.store) is protected by \(header.protection.phrase), but \(what) was given")
+    }
+}
