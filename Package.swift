@@ -87,7 +87,7 @@ let package = Package(
         ),
         // Git's credential helper: the logic, shared by its executable and `secitem credential-helper`.
         .target(
-            name: "SecItemGitCredential", dependencies: ["SecItem", "SecItemCore", "SecItemSecretService", "CSecItemProcess"],
+            name: "SecItemGitCredential", dependencies: ["SecItem", "SecItemCore", "CSecItemProcess"],
             path: "Sources/SecItemGitCredential"
         ),
         .executableTarget(

@@ -3,7 +3,7 @@ import CSecItemSQLite3
 import Glibc
 import Foundation
 import SecItemSealedStore
-@_spi(Bulk) import SecItemSQLite
+import SecItemSQLite
 
 /// The file format's work done directly on sqlite3 and libcrypto, without any
 /// SecItem layer: the same design as the backend (format 2), measuring what the

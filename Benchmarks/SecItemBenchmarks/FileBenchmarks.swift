@@ -3,7 +3,7 @@ import Glibc
 import SecItem
 import SecItemCore
 import SecItemSealedStore
-@_spi(Bulk) import SecItemSQLite
+import SecItemSQLite
 
 /// The file backend (SQLiteBackend, keychain in a temporary directory, raw key)
 /// against ``RawFileKeychain``: the same SQL and crypto on sqlite3/libcrypto with

@@ -1,7 +1,7 @@
 import Foundation
 import SecItem
 import SecItemCore
-@_spi(Baseline) import SecItemPostgreSQL
+import SecItemPostgreSQL
 import SecItemSQLite
 import SecItemSealedStore
 

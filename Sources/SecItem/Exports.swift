@@ -13,6 +13,9 @@
 @_exported public import protocol SecItemCore.SecItemBackend
 @_exported public import protocol SecItemCore.SecItemBatchAdding
 
+// MARK: BackendCapabilities.swift
+@_exported public import protocol SecItemCore.SecItemForeignItemsExposing
+
 // MARK: Constants.swift
 @_exported public import var SecItemCore.kSecClass
 @_exported public import var SecItemCore.kSecClassGenericPassword

@@ -2,7 +2,6 @@ import SecItem
 public import SecItemCore
 public import Foundation
 import CSecItemProcess
-import SecItemSecretService
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -192,8 +191,8 @@ public enum GitCredentialCommand {
                 // One identity for both entry points (git-credential-secitem, secitem credential-helper).
                 var groups = try choice.configuration.accessGroups(toolIdentifier: applicationIdentifier).groups
                 // On the Secret Service, also what git-credential-libsecret stored (read, erased in place).
-                if choice.backend is SecretServiceBackend, options.foreignItems != .none {
-                    groups.append(SecretServiceBackend.foreignItemsAccessGroup)
+                if let foreign = choice.backend as? any SecItemForeignItemsExposing, options.foreignItems != .none {
+                    groups.append(foreign.foreignItemsAccessGroup)
                 }
                 keychain = SecItemClient(backend: choice.backend, accessGroups: AccessGroups(groups))
             } catch {

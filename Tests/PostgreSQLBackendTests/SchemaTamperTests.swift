@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import SecItemCore
+import SecItemCore
 @testable import SecItemPostgreSQL
 import SecItemSQLite
 import SecItemTestSupport

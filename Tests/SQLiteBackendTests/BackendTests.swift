@@ -1,7 +1,7 @@
 import Foundation
 import SecItem
 import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 import SecItemSealedStore
 

@@ -2,7 +2,7 @@ import CSecItemCrypto
 import Foundation
 import SecItem
 import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 import SecItemSealedStore
 

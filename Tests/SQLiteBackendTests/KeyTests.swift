@@ -1,6 +1,6 @@
 import Foundation
 import SecItem
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 import SecItemSealedStore
 

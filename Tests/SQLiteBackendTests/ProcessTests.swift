@@ -2,7 +2,7 @@ import Foundation
 import SecItem
 import SecItemConformance
 import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 
 @Suite("File backend: crashes and many processes", .serialized)

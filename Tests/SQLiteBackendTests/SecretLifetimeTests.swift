@@ -1,7 +1,7 @@
 import Foundation
 import SecItem
-@_spi(Testing) import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemCore
+import SecItemSQLite
 import SecItemTestSupport
 import Synchronization
 import Testing

@@ -2,7 +2,7 @@ import CSecItemSQLite3
 import Foundation
 import SecItem
 import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import SecItemTestSupport
 import SecItemSealedStore
 

@@ -1,6 +1,6 @@
 import Foundation
 import SecItem
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 
 @Suite("File backend: tampering and damage")

@@ -21,7 +21,7 @@
 import Foundation
 import SecItemCore
 import SecItemKeychain
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import SecItemTestSupport
 import SecItemConformance
 import SecItemSealedStore

@@ -1,5 +1,5 @@
 import Foundation
-public import SecItemCore
+package import SecItemCore
 import SecItemSealedStore
 
 /// The benchmark's baseline: the same work as ``PostgreSQLBackend`` done directly
@@ -9,14 +9,13 @@ import SecItemSealedStore
 ///
 /// Items are generic passwords of one service and access group, found by their
 /// whole primary key, as the benchmark workload's are.
-@_spi(Baseline)
-public final class DirectPostgreSQLKeychain {
+package final class DirectPostgreSQLKeychain {
     private let session: PostgreSQLSession
     private let service: String
     private let group: String
 
     /// Opens (creating when missing) the keychain `configuration` names.
-    public init(configuration: PostgreSQLBackend.Configuration, service: String, accessGroup: String) throws(SecItemError) {
+    package init(configuration: PostgreSQLBackend.Configuration, service: String, accessGroup: String) throws(SecItemError) {
         session = try PostgreSQLSession.open(configuration)
         self.service = service
         group = accessGroup
@@ -53,13 +52,13 @@ public final class DirectPostgreSQLKeychain {
     }
 
     /// BEGIN, lock the state row, INSERT, update the commitment, COMMIT.
-    public func add(account: String, label: String, data: [UInt8]) throws(SecItemError) {
+    package func add(account: String, label: String, data: [UInt8]) throws(SecItemError) {
         try session.write { () throws(SecItemError) in try session.insert(item(account: account, label: label, data: data)) }
     }
 
     /// One SELECT by primary-key HMAC (with the epoch and generation), one GCM open.
     /// - Returns: The data's length, or -1 when not found.
-    public func lookup(account: String) throws(SecItemError) -> Int {
+    package func lookup(account: String) throws(SecItemError) -> Int {
         let conditions = ["i.class = $1::text", "i.pk IN ($2::bytea)"]
         let r = try exec(sql.selectWithEpoch(conditions), [.text(ItemClass.genericPassword.rawValue), .bytes(try primaryKeyMAC(account))])
         guard r.rows >= 1, let generation = r.int64(0, 1) else { return -1 }
@@ -81,7 +80,7 @@ public final class DirectPostgreSQLKeychain {
     }
 
     /// BEGIN, lock the state row, SELECT, open, seal, UPDATE, update the commitment, COMMIT.
-    public func update(account: String, data: [UInt8]) throws(SecItemError) -> Int {
+    package func update(account: String, data: [UInt8]) throws(SecItemError) -> Int {
         try session.write { () throws(SecItemError) -> Int in
             guard let match = try locked(account) else { return 0 }
             var changed = match.item
@@ -93,7 +92,7 @@ public final class DirectPostgreSQLKeychain {
     }
 
     /// BEGIN, lock the state row, SELECT, open, DELETE, update the commitment, COMMIT.
-    public func delete(account: String) throws(SecItemError) -> Int {
+    package func delete(account: String) throws(SecItemError) -> Int {
         try session.write { () throws(SecItemError) -> Int in
             guard let match = try locked(account) else { return 0 }
             try session.remove([match])
@@ -102,7 +101,7 @@ public final class DirectPostgreSQLKeychain {
     }
 
     /// One SELECT by label HMAC, one GCM open per row.
-    public func count(label: String) throws(SecItemError) -> Int {
+    package func count(label: String) throws(SecItemError) -> Int {
         let mac = try session.codec.attributeMAC(.genericPassword, SecConstant.kSecAttrLabel, .string(label))
         let agrp = try session.codec.accessGroupMAC(.genericPassword, group)
         let r = try exec(
@@ -122,7 +121,7 @@ public final class DirectPostgreSQLKeychain {
     }
 
     /// Adds `count` items in one transaction (to fill a large store quickly).
-    public func fill(_ count: Int, _ make: (Int) -> (account: String, label: String, data: [UInt8])) throws(SecItemError) {
+    package func fill(_ count: Int, _ make: (Int) -> (account: String, label: String, data: [UInt8])) throws(SecItemError) {
         try session.write { () throws(SecItemError) in
             for i in 0..<count {
                 let (account, label, data) = make(i)

@@ -150,15 +150,13 @@ public final class SQLiteBackend: SecItemBackend {
 
     /// How many times this backend's connection re-read the file's state because
     /// another connection had committed (tests only).
-    @_spi(Testing)
-    public var synchronisations: Int {
+    package var synchronisations: Int {
         (try? withConnection { (c: SQLiteConnection) throws(SecItemError) in c.synchronisations }) ?? -1
     }
 
     /// ``upgrade()`` with a pause (`stall`, run with the transaction open, half-way
     /// through the rows) or a failure after `rows` rows (tests only).
-    @_spi(Testing)
-    public func upgrade(failingAfter rows: Int?, stall: (() -> Void)?) throws(SecItemError) {
+    package func upgrade(failingAfter rows: Int?, stall: (() -> Void)?) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             c.upgradeHooks = (rows, stall)
             defer { c.upgradeHooks = (nil, nil) }
@@ -203,8 +201,7 @@ public final class SQLiteBackend: SecItemBackend {
     }
 
     /// ``rotateDataKey()`` with a failure injected after `rows` rows were rewritten (tests only).
-    @_spi(Testing)
-    public func rotateDataKey(failingAfter rows: Int?) throws(SecItemError) {
+    package func rotateDataKey(failingAfter rows: Int?) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             try c.write { () throws(SecItemError) in try c.rewriteEverything(newKEK: nil, failingAfter: rows) }
         }
@@ -212,16 +209,14 @@ public final class SQLiteBackend: SecItemBackend {
 
     /// The SQL that creates a keychain's tables (the current format), for the
     /// benchmark's baseline, which must use the very same schema (docs/file-format.md).
-    @_spi(Bulk)
-    public static var schemaSQL: String { KeychainSchema.format2 }
+    package static var schemaSQL: String { KeychainSchema.format2 }
 
     /// Runs `body` with every write it makes on this backend joined into one
     /// `BEGIN IMMEDIATE` transaction, committed (one fsync) when `body` returns and
     /// rolled back when it throws. For filling large keychains quickly (the
     /// benchmarks populate 100,000 items this way); not for concurrent use: calls
     /// other threads make meanwhile join the same transaction.
-    @_spi(Bulk)
-    public func inBulkTransaction(_ body: () throws -> Void) throws {
+    package func inBulkTransaction(_ body: () throws -> Void) throws {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             try c.db.execute("BEGIN IMMEDIATE")
             c.bulk = true

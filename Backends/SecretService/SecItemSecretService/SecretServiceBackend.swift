@@ -259,3 +259,8 @@ public final class SecretServiceBackend: SecItemBackend {
         }
     }
 }
+
+extension SecretServiceBackend: SecItemForeignItemsExposing {
+    /// ``foreignItemsAccessGroup``, for tools that ask by capability.
+    public var foreignItemsAccessGroup: String { Self.foreignItemsAccessGroup }
+}

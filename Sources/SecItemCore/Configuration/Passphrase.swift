@@ -60,8 +60,7 @@ public struct Passphrase: Sendable, CustomStringConvertible, CustomDebugStringCo
     /// Tests only: `observer` is called when the last copy of this passphrase goes
     /// away, with its buffer just after it was zeroed and before it is freed (so a
     /// test can check both that the passphrase was dropped and that it was wiped).
-    @_spi(Testing)
-    public func onRelease(_ observer: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
+    package func onRelease(_ observer: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
         storage.releaseObservers.withLock { $0.append(observer) }
     }
 
