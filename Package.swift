@@ -31,14 +31,27 @@ let package = Package(
         .executable(name: "secitem", targets: ["secitem"]),
         .executable(name: "git-credential-secitem", targets: ["git-credential-secitem"]),
     ],
+    // Optional backends (SwiftPM traits, docs/traits.md). The defaults are all of them, so
+    // the README's examples work as written; an app that wants the encrypted file and the
+    // memory stores only depends on this package with `traits: []` and then needs no
+    // libsecret, GLib or libpq headers and links none of them (MinimalTraitsTests).
+    traits: [
+        .trait(name: "SecretService", description: "The Secret Service backend (libsecret, GLib): gnome-keyring, KWallet, KeePassXC."),
+        .trait(name: "Polkit", description: "Access control on a desktop: logind's session lock and polkit's user presence (GIO)."),
+        .trait(name: "PostgreSQL", description: "The PostgreSQL backend (libpq-dev's header at build time, libpq5 opened on first use)."),
+        .default(enabledTraits: ["SecretService", "Polkit", "PostgreSQL"]),
+    ],
     targets: [
         // MARK: Core and the module users import
         .target(name: "SecItemCore", path: "Sources/SecItemCore"),
         .target(
             name: "SecItem",
             dependencies: [
-                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSealedStore", "SecItemSecretService", "SecItemPolkit",
-                "SecItemPostgreSQL", "CSecItemKeys",
+                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSealedStore",
+                .target(name: "SecItemSecretService", condition: .when(traits: ["SecretService"])),
+                .target(name: "SecItemPolkit", condition: .when(traits: ["Polkit"])),
+                .target(name: "SecItemPostgreSQL", condition: .when(traits: ["PostgreSQL"])),
+                "CSecItemKeys",
             ],
             path: "Sources/SecItem"
         ),

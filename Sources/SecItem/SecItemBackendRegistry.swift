@@ -2,14 +2,27 @@ public import SecItemCore
 import Synchronization
 
 /// The backends selectable by name and by the automatic choice: one
-/// ``SecItemBackendProvider`` each. The built-in ones (`secret-service`, `file`,
-/// `memory`) are registered from the start; a program or another module adds its
+/// ``SecItemBackendProvider`` each. The built-in ones (`file`, `memory`, and with
+/// their package traits `secret-service` and `postgresql`) are registered from the start; a program or another module adds its
 /// own with ``register(_:)`` before the first keychain call, and
 /// `SECITEM_BACKEND=NAME` or `backend = NAME` then selects it.
 public enum SecItemBackendRegistry {
-    private static let state = Mutex<[any SecItemBackendProvider]>([
-        SecItemSecretServiceBackendProvider(), SecItemFileBackendProvider(), SecItemPostgreSQLBackendProvider(), SecItemMemoryBackendProvider(),
-    ])
+    private static let state = Mutex<[any SecItemBackendProvider]>(builtIn)
+
+    /// The providers this build has: the file and memory stores always, the others
+    /// when their package trait is on (`Package.swift`, docs/traits.md).
+    private static var builtIn: [any SecItemBackendProvider] {
+        var providers: [any SecItemBackendProvider] = []
+        #if SecretService
+        providers.append(SecItemSecretServiceBackendProvider())
+        #endif
+        providers.append(SecItemFileBackendProvider())
+        #if PostgreSQL
+        providers.append(SecItemPostgreSQLBackendProvider())
+        #endif
+        providers.append(SecItemMemoryBackendProvider())
+        return providers
+    }
 
     /// Adds `provider`, replacing a provider of the same kind.
     public static func register(_ provider: any SecItemBackendProvider) {

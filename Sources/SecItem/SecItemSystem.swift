@@ -1,5 +1,7 @@
 public import SecItemCore
+#if Polkit
 import SecItemPolkit
+#endif
 import Synchronization
 
 /// The process-wide keychain: which backend the global `SecItem…` functions use.
@@ -24,7 +26,7 @@ public enum SecItemSystem {
         bootstrap(
             SecItemClient(
                 backend: backend, accessGroups: accessGroups ?? SecItemConfiguration.process.accessGroups,
-                accessAuthority: PolkitAccessAuthority.processDefault))
+                accessAuthority: defaultAccessAuthority))
     }
 
     /// Sets the code layer of the process configuration: `settings` win over the
@@ -72,6 +74,17 @@ public enum SecItemSystem {
         return try defaultClient()
     }
 
+    /// Who answers for the session lock and user presence: logind and polkit on the
+    /// system bus (the `Polkit` trait), else ``HeadlessAccessAuthority`` (the session
+    /// counts as unlocked; user-presence items cannot be read).
+    static var defaultAccessAuthority: any AccessAuthority {
+        #if Polkit
+        PolkitAccessAuthority.processDefault
+        #else
+        HeadlessAccessAuthority()
+        #endif
+    }
+
     /// The process default client, chosen and opened on first use.
     public static func defaultClient() throws(SecItemError) -> SecItemClient {
         if let client = state.withLock({ $0 }) { return client }
@@ -79,10 +92,10 @@ public enum SecItemSystem {
         // A bad SECITEM_APPLICATION_ID fails before any store is opened.
         try configuration.checkApplicationIdentifier()
         let chosen = try SecItemBackendChoice.resolve(configuration: configuration)
-        // Protected items ask logind and polkit on the system bus (SecItemPolkit).
+        // Protected items ask logind and polkit on the system bus (SecItemPolkit), when built in.
         let client = SecItemClient(
             backend: chosen.backend, accessGroups: configuration.accessGroups,
-            accessAuthority: PolkitAccessAuthority.processDefault)
+            accessAuthority: defaultAccessAuthority)
         // Another thread may have won the race; keep the first so every caller shares one store.
         return state.withLock { current in
             if let current { return current }

@@ -1,3 +1,5 @@
+// Built with the PostgreSQL package trait (Package.swift).
+#if PostgreSQL
 public import SecItemCore
 import SecItemPostgreSQL
 
@@ -53,3 +55,4 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
             notes: ["never chosen automatically"] + notes)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the SecretService package trait (Package.swift).
+#if SecretService
 public import SecItemCore
 import SecItemSecretService
 import Foundation
@@ -149,3 +151,4 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
         return BackendAvailability(usable: status.isUsable, summary: status.summary, notes: notes)
     }
 }
+#endif
