@@ -47,7 +47,24 @@ enum Command {
     }
 
     /// Runs the command line; returns the exit status.
-    static func main(_ arguments: [String], environment: [String: String]) -> Int32 {
+    static func main(_ commandLine: [String], environment: [String: String]) -> Int32 {
+        var arguments = commandLine
+        // `secitem --backend NAME <verb> …` is `secitem <verb> --backend=NAME …`.
+        if let first = arguments.first, first == "--backend" || first.hasPrefix("--backend=") {
+            let value = first == "--backend" ? arguments.dropFirst().first : String(first.dropFirst("--backend=".count))
+            guard let value else {
+                Console.error("secitem: --backend needs a backend name\nTry 'secitem --help'.\n")
+                return ExitStatus.usage.rawValue
+            }
+            do throws(CommandError) {
+                _ = try Invocation.backend(named: value)
+            } catch {
+                Console.error("secitem: \(error.message)\n")
+                return error.status.rawValue
+            }
+            arguments.removeFirst(first == "--backend" ? 2 : 1)
+            if !arguments.isEmpty { arguments.insert("--backend=\(value)", at: 1) }
+        }
         guard let first = arguments.first else {
             Console.error(overview)
             return ExitStatus.usage.rawValue
@@ -90,6 +107,7 @@ enum Command {
             return ExitStatus.success.rawValue
         }
         do {
+            _ = try Invocation.backend(parsed)
             try verb.run(Invocation(environment: environment, arguments: parsed))
             return ExitStatus.success.rawValue
         } catch {

@@ -9,11 +9,29 @@ struct Invocation: Sendable {
     let environment: [String: String]
     let arguments: ParsedArguments
 
-    /// The environment with `--backend` applied.
+    /// The environment with `--backend` applied (checked by ``backend(_:)`` before any verb runs).
     var effectiveEnvironment: [String: String] {
         var env = environment
         if let backend = arguments.value("backend") { env["SECITEM_BACKEND"] = backend }
         return env
+    }
+
+    /// `--backend`'s value as a backend this build has, or `nil` when not given.
+    /// - Throws: a usage error naming the flag and the backends there are.
+    static func backend(_ arguments: ParsedArguments) throws(CommandError) -> BackendKind? {
+        guard let name = arguments.value("backend") else { return nil }
+        return try backend(named: name)
+    }
+
+    /// The backend `name` names in this build.
+    /// - Throws: a usage error naming `--backend` and the backends there are.
+    static func backend(named name: String) throws(CommandError) -> BackendKind {
+        let kind = BackendKind(rawValue: name)
+        guard SecItemBackendRegistry.provider(for: kind) != nil else {
+            throw CommandError(
+                .usage, "--backend: '\(name)' is not a backend; use one of \(SecItemBackendChoice.names.joined(separator: ", "))")
+        }
+        return kind
     }
 
     /// Opens the keychain this invocation uses: `--backend`, else the process choice.

@@ -1,4 +1,5 @@
 import Foundation
+import SecItem
 
 /// One verb of the command.
 struct Verb: Sendable {
@@ -27,9 +28,13 @@ struct Verb: Sendable {
         self.run = run
     }
 
-    static let backendOption = OptionSpec(
-        "backend", long: "backend", valueName: "name",
-        help: "Use this backend: file, secret-service or memory (default: SECITEM_BACKEND, the config file, then the automatic choice).")
+    /// `--backend NAME`: one of the registry's backends (``Invocation/backend(_:)`` checks it).
+    static var backendOption: OptionSpec {
+        OptionSpec(
+            "backend", long: "backend", valueName: "name",
+            help: "Use this backend: \(SecItemBackendChoice.names.joined(separator: ", ")) "
+                + "(default: SECITEM_BACKEND, the config file, then the automatic choice).")
+    }
     static let helpOption = OptionSpec("help", short: "h", long: "help", .flag, help: "Show this help.")
 
     var help: String {

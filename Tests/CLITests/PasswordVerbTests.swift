@@ -113,9 +113,14 @@ struct PasswordVerbTests {
         defer { cli.remove() }
         let secret = "stdin-secret-\(UUID().uuidString)"
         let running = try cli.start(["add-generic-password", "-a", "proc", "-s", "cmdline", "-w"])
-        // The process is now blocked reading stdin: inspect its arguments.
-        usleep(200_000)
-        let cmdline = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(running.process.processIdentifier)/cmdline"))
+        // Once it runs the command (its arguments in place) and waits for stdin: inspect its arguments.
+        let path = "/proc/\(running.process.processIdentifier)/cmdline"
+        var cmdline = Data()
+        let deadline = Date().addingTimeInterval(10)
+        while !String(decoding: cmdline, as: UTF8.self).contains("add-generic-password") && Date() < deadline {
+            usleep(5_000)
+            cmdline = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+        }
         let arguments = String(decoding: cmdline, as: UTF8.self)
         #expect(arguments.contains("add-generic-password"))
         #expect(!arguments.contains(secret))
@@ -155,6 +160,29 @@ struct HelpTests {
         let bare = try cli.run([])
         #expect(bare.status == 2)
         #expect(bare.stderr.contains("Usage: secitem"))
+    }
+
+    @Test("--backend is checked as a flag: an unknown name is a usage error naming --backend and every backend")
+    func unknownBackend() throws {
+        let cli = try CLI()
+        defer { cli.remove() }
+        let wrong = try cli.run(["find-generic-password", "--backend", "nosuch", "-s", "x"])
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.contains("--backend: 'nosuch' is not a backend"), "\(wrong.stderr)")
+        #expect(!wrong.stderr.contains("SECITEM_BACKEND"), "\(wrong.stderr)")
+        let help = try cli.run(["find-generic-password", "--help"])
+        // Before the verb too, and alone.
+        for form in [["--backend", "nosuch"], ["--backend=nosuch", "find-generic-password", "-s", "x"]] {
+            let early = try cli.run(form)
+            #expect(early.status == 2)
+            #expect(early.stderr.contains("--backend: 'nosuch' is not a backend") && early.stderr.contains("postgresql"), "\(early.stderr)")
+        }
+        let known = try cli.run(["--backend", "memory", "find-generic-password", "-s", "absent"])
+        #expect(known.status == 44, "\(known.stderr)")
+        for name in ["file", "memory", "secret-service", "postgresql"] {
+            #expect(wrong.stderr.contains(name), "\(name) missing from: \(wrong.stderr)")
+            #expect(help.stdout.contains(name), "\(name) missing from --backend's help")
+        }
     }
 
     @Test("every verb has --help", arguments: verbs)
