@@ -11,9 +11,7 @@ import Testing
 @Suite("secitem and protected items")
 struct AccessControlCLITests {
     static func requireSystemBus() throws {
-        try #require(
-            ProcessInfo.processInfo.environment["SECITEM_TEST_SYSTEM_BUS"] == "1",
-            "needs the private system bus with mock polkit and logind: run scripts/test (scripts/with-system-bus)")
+        try TestService.systemBus.require()
     }
 
     /// A CLI on the Secret Service, and a protected item stored in its namespace by this process.

@@ -33,12 +33,9 @@ struct CLI {
         environment = env
     }
 
-    /// Fails loudly when the test command did not start the Secret Service.
+    /// Skips the test when the test command did not start the Secret Service (fails under `SECITEM_REQUIRE_SERVICES=1`).
     static func requireSecretService() throws {
-        guard let address = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
-            Issue.record("DBUS_SESSION_BUS_ADDRESS is not set: run the tests with scripts/test (scripts/with-secret-service)")
-            throw CLIError.noSecretService
-        }
+        try TestService.secretService.require()
     }
 
     enum CLIError: Error { case noSecretService }

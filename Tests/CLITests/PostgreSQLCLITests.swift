@@ -6,10 +6,7 @@ import Testing
 @Suite("secitem on PostgreSQL")
 struct PostgreSQLCLITests {
     static func requireServer() throws {
-        guard let dir = ProcessInfo.processInfo.environment["SECITEM_TEST_POSTGRESQL_DIR"], !dir.isEmpty else {
-            Issue.record("no test PostgreSQL server: run the tests with scripts/test (scripts/with-postgresql)")
-            throw CLI.CLIError.noSecretService
-        }
+        try TestService.postgresql.require()
     }
 
     /// A shared key file (0600) in `cli`'s directory.

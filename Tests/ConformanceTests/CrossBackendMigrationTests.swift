@@ -1,4 +1,5 @@
 import Testing
+import SecItemTestSupport
 import SecItemCore
 import SecItemKeychain
 import SecItemMemory
@@ -46,6 +47,7 @@ final class FailingAfterAdds: SecItemBackend {
 struct CrossBackendMigrationTests {
     @Test("file backend → Secret Service: a failure part-way leaves both as they were; a retry moves everything")
     func fileToSecretService() throws {
+        try TestService.secretService.require()
         let groups = AccessGroups(["migration"])
         let file = SecItemClient(backend: try FileBackendStores.make(), accessGroups: groups)
         let keyring = try SecretServiceBackend(

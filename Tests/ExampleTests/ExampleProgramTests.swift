@@ -90,9 +90,7 @@ struct BenchmarkHarnessTests {
 @Suite("Biometric-save example")
 struct BiometricSaveExampleTests {
     static func requireSystemBus() throws {
-        try #require(
-            ProcessInfo.processInfo.environment["SECITEM_TEST_SYSTEM_BUS"] == "1",
-            "needs the private system bus with mock polkit and logind: run scripts/test (scripts/with-system-bus)")
+        try TestService.systemBus.require()
     }
 
     /// How many CheckAuthorization calls the mock polkit received for `action`, with the example's prompt.

@@ -29,10 +29,7 @@ struct HelperProcess {
         env["SECITEM_SECRET_SERVICE_NAMESPACE"] = UUID().uuidString
         env["PATH"] = Self.binDirectory.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
         if backend == "secret-service" {
-            guard let bus = env["DBUS_SESSION_BUS_ADDRESS"], !bus.isEmpty else {
-                Issue.record("DBUS_SESSION_BUS_ADDRESS is not set: run the tests with scripts/test (scripts/with-secret-service)")
-                throw Failure.noSecretService
-            }
+            try TestService.secretService.require()
         }
         environment = env
     }
@@ -226,8 +223,8 @@ struct ProcessTests {
 
     @Test("git's own helper tests (t0303-credential-external.sh, with the timeout cases) pass", arguments: Backend.allCases)
     func gitSuite(backend: Backend) throws {
+        try TestService.gitTestSuite.require()
         guard let t = ProcessInfo.processInfo.environment["SECITEM_GIT_TEST_SUITE"], !t.isEmpty else {
-            Issue.record("SECITEM_GIT_TEST_SUITE is not set: run the tests with scripts/test (it runs scripts/git-test-suite)")
             throw HelperProcess.Failure.noGitSuite
         }
         let p = try HelperProcess(backend: backend.rawValue)
@@ -254,8 +251,8 @@ struct ProcessTests {
 
     @Test("a credential git-credential-libsecret stored is found by get; erasing it erases the libsecret item")
     func libsecretInterop() throws {
+        try TestService.gitTestSuite.require()
         guard let libsecret = ProcessInfo.processInfo.environment["SECITEM_GIT_CREDENTIAL_LIBSECRET"], !libsecret.isEmpty else {
-            Issue.record("SECITEM_GIT_CREDENTIAL_LIBSECRET is not set: run the tests with scripts/test (scripts/git-credential-libsecret builds it)")
             throw HelperProcess.Failure.noGitSuite
         }
         let p = try HelperProcess(backend: "secret-service")

@@ -27,7 +27,9 @@ struct FaultTests {
             waited += 1
         }
         try server.crash()
-        usleep(1_500_000)
+        // Down until the writer has seen the outage (a failed add), bounded.
+        let down = Date().addingTimeInterval(10)
+        while !writer.lines.contains(where: { $0.hasPrefix("fail ") }) && Date() < down { usleep(20_000) }
         try server.restart()
         let (lines, status) = try finish(writer)
         #expect(status == 0)
@@ -71,7 +73,15 @@ struct FaultTests {
             "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE application_name = $1::text",
             [.text(tag)], prepare: false, timeout: .seconds(5))
         #expect(r.int64(0, 0) == 1)
-        usleep(100_000)
+        // Until the server has let the session go.
+        let gone = Date().addingTimeInterval(10)
+        while Date() < gone {
+            let left = try admin.execute(
+                "SELECT count(*)::bigint FROM pg_stat_activity WHERE application_name = $1::text",
+                [.text(tag)], prepare: false, timeout: .seconds(5))
+            if left.int64(0, 0) == 0 { break }
+            usleep(10_000)
+        }
         // No reopen: the next call finds the connection closed and makes a new one.
         try client.addItem(["class": "genp", "svce": "fleet", "acct": "b", "v_Data": Data("2".utf8)])
         let value = try client.copyMatchingItems(["class": "genp", "svce": "fleet", "acct": "a", "r_Data": true])

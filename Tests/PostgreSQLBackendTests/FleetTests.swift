@@ -83,7 +83,10 @@ struct FleetTests {
         // Rotate the data key while it writes.
         var rotations = 0
         while rotations < 6 {
-            usleep(60_000)
+            // Each rotation after the writer acknowledged more adds (bounded).
+            let acked = writer.lines.filter { $0.hasPrefix("ack") }.count
+            let deadline = Date().addingTimeInterval(5)
+            while writer.lines.filter({ $0.hasPrefix("ack") }).count < min(acked + 2, 300) && Date() < deadline { usleep(5_000) }
             try backend.rotateDataKey()
             rotations += 1
         }

@@ -12,6 +12,7 @@ enum TestServer {
 
     /// The server's directory (its Unix socket, `pgpass`, `data`).
     static func directory() throws -> String {
+        try TestService.postgresql.require()
         guard let dir = environment["SECITEM_TEST_POSTGRESQL_DIR"], !dir.isEmpty,
             let host = environment["PGHOST"], !host.isEmpty
         else {

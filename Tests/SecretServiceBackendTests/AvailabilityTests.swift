@@ -15,7 +15,7 @@ struct SecretServiceAvailabilityTests {
 
     @Test("no session bus: errSecNotAvailable at once, naming the bus")
     func noBus() throws {
-        try SharedService.availability.get()
+        try SharedService.require()
         var env = ProcessInfo.processInfo.environment
         env["SECITEM_SECRET_SERVICE_TIMEOUT"] = "2"
         for address in ["unix:path=/nonexistent/secitem-bus", nil] {
@@ -31,7 +31,7 @@ struct SecretServiceAvailabilityTests {
 
     @Test("a bus without a provider: errSecNotAvailable within the bound, naming org.freedesktop.secrets")
     func noProvider() throws {
-        try SharedService.availability.get()
+        try SharedService.require()
         let session = try PrivateSession(withKeyring: false)
         let helper = try HelperProcess(environment: session.environment)
         let reply = try helper.run("find s a")
@@ -42,7 +42,7 @@ struct SecretServiceAvailabilityTests {
 
     @Test("locked collection: errSecInteractionNotAllowed; with interaction allowed the prompt does not hang")
     func locked() throws {
-        try SharedService.availability.get()
+        try SharedService.require()
         let session = try PrivateSession(withKeyring: true)
         let helper = try HelperProcess(environment: session.environment)
         #expect(try helper.run("add s a").kind == "ok")
@@ -64,7 +64,7 @@ struct SecretServiceAvailabilityTests {
 
     @Test("provider killed between two calls: the next call is errSecNotAvailable, no hang")
     func killed() throws {
-        try SharedService.availability.get()
+        try SharedService.require()
         let session = try PrivateSession(withKeyring: true)
         let helper = try HelperProcess(environment: session.environment)
         #expect(try helper.run("add s a").kind == "ok")
@@ -80,7 +80,7 @@ struct SecretServiceAvailabilityTests {
 
     @Test("provider that stops answering: errSecNotAvailable after the timeout; recovers when it answers again")
     func hung() throws {
-        try SharedService.availability.get()
+        try SharedService.require()
         let session = try PrivateSession(withKeyring: true)
         let helper = try HelperProcess(environment: session.environment)
         #expect(try helper.run("add s a").kind == "ok")

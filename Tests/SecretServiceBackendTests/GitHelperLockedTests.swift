@@ -9,7 +9,7 @@ import Testing
 struct GitHelperLockedTests {
     @Test("a locked keyring: a message on stderr, an empty answer, exit 1, no prompt and no hang")
     func lockedKeyring() throws {
-        try SharedService.availability.get()
+        try SharedService.require()
         let session = try PrivateSession(withKeyring: true)
         let helper = try Executables.built("git-credential-secitem")
         var env = session.environment

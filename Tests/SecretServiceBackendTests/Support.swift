@@ -9,8 +9,8 @@ import Testing
 typealias SetupError = TestSetupError
 
 /// The shared Secret Service the tests run against: the private session that
-/// `scripts/with-secret-service` starts around `swift test`. Missing → every test
-/// fails with this message (never a skip: CI must run these).
+/// `scripts/with-secret-service` starts around `swift test`. Not started: the tests
+/// are skipped, unless `SECITEM_REQUIRE_SERVICES=1` (CI), where they fail.
 enum SharedService {
     static let availability: Result<Void, SetupError> = {
         let environment = ProcessInfo.processInfo.environment
@@ -27,9 +27,16 @@ enum SharedService {
         return .success(())
     }()
 
+    /// Returns when the shared service is usable; skips the test when the test command
+    /// did not start one (fails under `SECITEM_REQUIRE_SERVICES=1`, or when it was started but is unusable).
+    static func require(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try TestService.secretService.require(sourceLocation: sourceLocation)
+        try availability.get()
+    }
+
     /// A backend on the shared service with a fresh namespace: an empty store of its own.
     static func backend(namespace: String = "test-\(UUID().uuidString)") throws -> SecretServiceBackend {
-        try availability.get()
+        try require()
         return try SecretServiceBackend(configuration: .init(namespace: namespace, timeout: .seconds(10)))
     }
 

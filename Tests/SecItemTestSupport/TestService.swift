@@ -1,0 +1,79 @@
+import Foundation
+public import Testing
+
+/// A service some tests need, which `scripts/test` starts around `swift test`.
+///
+/// A plain `swift test` on a machine without them is honest: a test or suite marked
+/// ``Testing/Trait/requires(_:)`` is skipped, and Swift Testing prints the reason.
+/// With `SECITEM_REQUIRE_SERVICES=1` (set by `scripts/test`, and so by CI) nothing is
+/// skipped: a missing service fails the tests that need it, loudly.
+public enum TestService: Sendable, CaseIterable {
+    /// A private D-Bus session with gnome-keyring-daemon (`scripts/with-secret-service`).
+    case secretService
+    /// A private PostgreSQL server on a Unix socket (`scripts/with-postgresql`).
+    case postgresql
+    /// A private system bus with mock polkit and logind (`scripts/with-system-bus`).
+    case systemBus
+    /// git's own credential-helper tests and its libsecret helper (`scripts/git-test-suite`).
+    case gitTestSuite
+
+    /// Whether a missing service fails the tests instead of skipping them (`SECITEM_REQUIRE_SERVICES=1`).
+    public static var required: Bool { ProcessInfo.processInfo.environment["SECITEM_REQUIRE_SERVICES"] == "1" }
+
+    /// Why the service cannot be reached, or `nil` when it is there.
+    public var missing: String? {
+        let environment = ProcessInfo.processInfo.environment
+        func set(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
+        switch self {
+        case .secretService:
+            guard environment["SECITEM_TEST_SECRET_SERVICE"] == "1", set("DBUS_SESSION_BUS_ADDRESS") else {
+                return "needs the private Secret Service of scripts/with-secret-service (or run scripts/test)"
+            }
+        case .postgresql:
+            guard set("SECITEM_TEST_POSTGRESQL_DIR"), set("PGHOST") else {
+                return "needs the private PostgreSQL server of scripts/with-postgresql (or run scripts/test)"
+            }
+        case .systemBus:
+            guard environment["SECITEM_TEST_SYSTEM_BUS"] == "1" else {
+                return "needs the private system bus with mock polkit and logind of scripts/with-system-bus (or run scripts/test)"
+            }
+        case .gitTestSuite:
+            guard set("SECITEM_GIT_TEST_SUITE"), set("SECITEM_GIT_CREDENTIAL_LIBSECRET") else {
+                return "needs git's test suite and its libsecret helper (scripts/git-test-suite; run scripts/test)"
+            }
+        }
+        return nil
+    }
+}
+
+extension TestService {
+    /// Inside a test: returns when the service is there. Otherwise cancels the test
+    /// (Swift Testing reports it skipped, with the reason), or with
+    /// `SECITEM_REQUIRE_SERVICES=1` records an issue and throws.
+    public func require(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard let missing else { return }
+        if Self.required {
+            Issue.record("SECITEM_REQUIRE_SERVICES=1, and this test \(missing)", sourceLocation: sourceLocation)
+            throw Missing(reason: missing)
+        }
+        try Test.cancel("skipped: this test \(missing)", sourceLocation: sourceLocation)
+    }
+
+    /// What ``require(sourceLocation:)`` throws when a required service is missing.
+    public struct Missing: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test or suite when every service in `services` is there; otherwise skips
+    /// it with the reason printed, unless `SECITEM_REQUIRE_SERVICES=1`, where it runs
+    /// (and fails on the missing service).
+    public static func requires(_ services: TestService...) -> Self {
+        let missing = services.compactMap(\.missing)
+        return .enabled(
+            if: TestService.required || missing.isEmpty,
+            Comment(rawValue: missing.isEmpty ? "" : "skipped: " + missing.joined(separator: "; ")))
+    }
+}
