@@ -1,7 +1,7 @@
 import Foundation
 import SecItem
 import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 
 /// Issue 27, finding 1: an index out of step with its table.

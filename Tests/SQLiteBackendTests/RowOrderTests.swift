@@ -1,7 +1,7 @@
 import Foundation
 import SecItem
 import SecItemCore
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 
 /// Issue 27, finding 8: `seq` (the order results come in) changed by someone without the key.

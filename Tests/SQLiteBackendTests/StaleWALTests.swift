@@ -1,6 +1,6 @@
 import Foundation
 import SecItem
-@_spi(Testing) import SecItemSQLite
+import SecItemSQLite
 import Testing
 
 /// Issue 27, finding 2: a WAL left behind by a crash, and only `keychain.db` deleted.
