@@ -13,15 +13,36 @@ enum Command {
         return otherVerbs.first { $0.name == name }
     }
 
+    /// The version `--version` prints and the manual pages carry.
+    static let version = "0.1"
+
+    /// The overview's paragraphs, shared with `secitem(1)` (Manual).
+    static let overviewDescription = """
+        Manage the SecItem keychain from the shell, with the verbs and flags of macOS `security`.
+        The keychain is the backend SECITEM_BACKEND names, or the config file's, or the automatic
+        choice (Secret Service when a provider answers on the session bus, else the encrypted file).
+        """
+    static let secretsNote = """
+        Secrets: `-w` as the last option, or `-w -`, reads the password from standard input (no echo
+        on a terminal); a password given as an argument works but is visible in the process list.
+        """
+    static let environmentNote = """
+        Environment: SECITEM_BACKEND, SECITEM_FILE, SECITEM_KEY_FILE, SECITEM_PASSPHRASE,
+        SECITEM_COLLECTION, SECITEM_ACCESS_GROUPS, SECITEM_POSTGRESQL_URL, SECITEM_POSTGRESQL_KEY_FILE;
+        config file $XDG_CONFIG_HOME/secitem/config (secitem-config(5)).
+        """
+    static let exitStatusNote = """
+        Exit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,
+        53 no keychain available, 1 any other failure (see docs/cli.md).
+        """
+
     static var overview: String {
         var out = """
             Usage: secitem <verb> [options]
                    secitem <verb> --help
                    secitem help [verb]
 
-            Manage the SecItem keychain from the shell, with the verbs and flags of macOS `security`.
-            The keychain is the backend SECITEM_BACKEND names, or the config file's, or the automatic
-            choice (Secret Service when a provider answers on the session bus, else the encrypted file).
+            \(overviewDescription)
 
             Verbs:
 
@@ -31,19 +52,19 @@ enum Command {
         for (name, summary) in rows {
             out += "  \(name)\(String(repeating: " ", count: width - name.count + 2))\(summary)\n"
         }
-        out += """
-
-            Secrets: `-w` as the last option, or `-w -`, reads the password from standard input (no echo
-            on a terminal); a password given as an argument works but is visible in the process list.
-
-            Environment: SECITEM_BACKEND, SECITEM_FILE, SECITEM_KEY_FILE, SECITEM_PASSPHRASE,
-            SECITEM_COLLECTION, SECITEM_ACCESS_GROUPS; config file $XDG_CONFIG_HOME/secitem/config.
-
-            Exit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,
-            53 no keychain available, 1 any other failure (see docs/cli.md).
-
-            """
+        out += "\n\(secretsNote)\n\n\(environmentNote)\n\n\(exitStatusNote)\n"
         return out
+    }
+
+    /// Every verb name, the credential helper's included (what completion offers).
+    static var verbNames: [String] { verbs.map(\.name) + [CredentialHelperVerb.name] }
+
+    /// " Did you mean 'x'?" when exactly one verb is within two edits of `typed`, else "".
+    /// Only a verb's name is ever printed, never what was typed (it may be a secret).
+    static func suggestion(for typed: String) -> String {
+        let close = (verbNames + ["help"]).filter { EditDistance.between(typed, $0, limit: 2) <= 2 }
+        guard close.count == 1 else { return "" }
+        return " Did you mean '\(close[0])'?"
     }
 
     /// Runs the command line; returns the exit status.
@@ -78,7 +99,7 @@ enum Command {
                     return CredentialHelperVerb.main(["--help"], environment: environment)
                 }
                 guard let verb = verb(named: arguments[1]) else {
-                    Console.error("secitem: the second argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
+                    Console.error("secitem: the second argument is not a verb\(UsageError.notShown).\(suggestion(for: arguments[1]))\nTry 'secitem --help'.\n")
                     return ExitStatus.usage.rawValue
                 }
                 Console.write(verb.help)
@@ -88,11 +109,17 @@ enum Command {
             return ExitStatus.success.rawValue
         }
         if first == "--version" {
-            Console.write("secitem 0.1\n")
+            Console.write("secitem \(version)\n")
             return ExitStatus.success.rawValue
         }
+        if first == Generate.name {
+            return Generate.main(Array(arguments.dropFirst()), environment: environment)
+        }
+        if first == Generate.completeName {
+            return Generate.complete(Array(arguments.dropFirst()), environment: environment)
+        }
         guard let verb = verb(named: first) else {
-            Console.error("secitem: the first argument is not a verb\(UsageError.notShown)\nTry 'secitem --help'.\n")
+            Console.error("secitem: the first argument is not a verb\(UsageError.notShown).\(suggestion(for: first))\nTry 'secitem --help'.\n")
             return ExitStatus.usage.rawValue
         }
         let parsed: ParsedArguments
