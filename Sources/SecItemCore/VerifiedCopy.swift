@@ -72,7 +72,11 @@ package enum VerifiedCopy {
         }
         if taken > 0 && !(resume && taken == ours) {
             var message = "\(taken) of \(items.count) items already exist in the \(target.name) keychain; nothing was copied"
-            if ours > 0 {
+            if ours == items.count {
+                // Every item is already there, unchanged: the archive or store was copied before.
+                message = "all \(items.count) items are already in the \(target.name) keychain with the same contents "
+                    + "(copied before); nothing was copied and nothing needs to be"
+            } else if ours > 0 {
                 message += ". \(ours) of them are these very items (same identity and contents): the trace of an interrupted run; "
                     + (ours == taken ? "run again with --resume to add the other \(items.count - taken)" : "remove the others first")
             }

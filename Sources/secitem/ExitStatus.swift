@@ -1,3 +1,4 @@
+import Foundation
 import SecItem
 
 /// The exit statuses of `secitem`, one per failure class (docs/cli.md).
@@ -49,12 +50,25 @@ struct CommandError: Error, Sendable {
         self.message = message
     }
 
-    /// A keychain error with what the command was doing: Apple's message for the
-    /// status (`SecCopyErrorMessageString`), the status, the detail, the context.
+    /// A keychain error with what the command was doing: the context, the detail
+    /// (the reason: libpq's, SQLite's, the bus's) first, then Apple's message for the
+    /// status (`SecCopyErrorMessageString`) and the status.
+    ///
+    /// Apple's advice for errSecNotAvailable ("You may need to restart your computer.")
+    /// is left out: on Linux the reason is in the detail, and a restart never helps.
     init(_ error: SecItemError, context: String) {
         status = ExitStatus(status: error.status)
-        var text = "\(context): \(error.message) (\(error.status))"
-        if let detail = error.detail, !detail.isEmpty { text += ": \(detail)" }
-        message = text
+        let apple = Self.commandLineMessage(error.status)
+        if let detail = error.detail, !detail.isEmpty {
+            message = "\(context): \(detail) (\(apple) \(error.status))"
+        } else {
+            message = "\(context): \(apple) (\(error.status))"
+        }
+    }
+
+    /// Apple's message for `status`, without advice that does not apply on Linux.
+    static func commandLineMessage(_ status: OSStatus) -> String {
+        let text = SecItemError(status).message
+        return text.replacingOccurrences(of: " You may need to restart your computer.", with: "")
     }
 }

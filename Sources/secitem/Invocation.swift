@@ -61,6 +61,7 @@ struct Invocation: Sendable {
         defer { if !keepPassphrase { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) } }
         do {
             let choice = try SecItemBackendChoice.resolve(configuration: configuration)
+            noteFallback(choice, configuration)
             return SecItemClient(
                 backend: choice.backend, accessGroups: try entitlements(choice.configuration),
                 accessAuthority: PolkitAccessAuthority.processDefault)
@@ -68,5 +69,18 @@ struct Invocation: Sendable {
             let which = configuration.backend.map { "the \($0) backend" } ?? "the keychain"
             throw CommandError(error, context: "cannot open \(which)")
         }
+    }
+
+    /// Says so on stderr when the automatic choice passed over a Secret Service that
+    /// answered on the session bus but could not be used (no login collection, say):
+    /// the items then go to the encrypted file, which the user may not expect.
+    /// A configured backend (`SECITEM_BACKEND`, `--backend`, the config file) says nothing.
+    static func noteFallback(_ choice: SecItemBackendChoice, _ configuration: SecItemConfiguration) {
+        guard configuration.backend == nil, choice.backend.name != "secret-service" else { return }
+        let status = SecItemSecretServiceStatus.probe(configuration)
+        guard status.providerAnswers else { return }
+        Console.error(
+            "secitem: note: \(status.summary); using the \(choice.backend.name) keychain instead "
+                + "(`secitem diagnose` says more; SECITEM_BACKEND or --backend chooses one and silences this)\n")
     }
 }

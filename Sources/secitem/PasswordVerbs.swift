@@ -183,6 +183,9 @@ enum PasswordVerbs {
                 } catch {
                     throw CommandError(error, context: "cannot update the \(noun)")
                 }
+            } catch SecItemError.duplicateItem {
+                let error = CommandError(SecItemError(errSecDuplicateItem), context: "cannot add the \(noun)")
+                throw CommandError(error.status, error.message + "; -U updates the existing item instead")
             } catch {
                 throw CommandError(error, context: "cannot add the \(noun)")
             }
