@@ -68,7 +68,8 @@ extension PostgreSQLBackend {
         /// | `SECITEM_POSTGRESQL_URL` | the connection URI or `key=value` string; unset: the `PG*` variables |
         /// | `SECITEM_POSTGRESQL_SCHEMA` | the schema; default `secitem` |
         /// | `SECITEM_POSTGRESQL_STATEMENT_TIMEOUT` | seconds one statement may take; default 10 |
-        /// | `SECITEM_KEY_FILE`, `CREDENTIALS_DIRECTORY`, `SECITEM_PASSPHRASE`, `SECITEM_KEY_SOURCE` | the key, as for the file backend |
+        /// | `SECITEM_POSTGRESQL_KEY_FILE` | the shared key file of this backend alone (the file backend keeps its own key) |
+        /// | `SECITEM_KEY_FILE`, `CREDENTIALS_DIRECTORY`, `SECITEM_PASSPHRASE`, `SECITEM_KEY_SOURCE` | otherwise the key, as for the file backend |
         ///
         /// - Throws: `errSecParam` when no key file or passphrase is set (a generated
         ///   key cannot be shared), or a setting is malformed.
@@ -84,14 +85,20 @@ extension PostgreSQLBackend {
         /// - Throws: `errSecParam` when no key file or passphrase is set, or a setting is malformed.
         public init(_ settings: SecItemConfiguration) throws(SecItemError) {
             var env = settings.environment
-            let source = try KeySources.resolve(settings, KeySourceContext(store: "PostgreSQL schema"))
-            if source.isGenerated {
-                throw SecItemError(
-                    errSecParam,
-                    "the PostgreSQL backend needs the key every host shares: set SECITEM_KEY_FILE "
-                        + "(or put secitem.key in $CREDENTIALS_DIRECTORY) or SECITEM_PASSPHRASE(_FILE)")
+            // Its own key file first: then the file backend keeps its own key, and
+            // `secitem migrate --from file --to postgresql` opens both (docs/postgresql.md).
+            if let own = Self.nonEmpty(env.removeValue(forKey: Self.keyFileVariable)) {
+                self.init(connection: settings.postgresqlURL, keySource: .keyFile(own))
+            } else {
+                let source = try KeySources.resolve(settings, KeySourceContext(store: "PostgreSQL schema"))
+                if source.isGenerated {
+                    throw SecItemError(
+                        errSecParam,
+                        "the PostgreSQL backend needs the key every host shares: set \(Self.keyFileVariable) "
+                            + "(or SECITEM_KEY_FILE, secitem.key in $CREDENTIALS_DIRECTORY, or SECITEM_PASSPHRASE(_FILE))")
+                }
+                self.init(connection: settings.postgresqlURL, keySource: source)
             }
-            self.init(connection: settings.postgresqlURL, keySource: source)
             if let schema = settings.postgresqlSchema { self.schema = schema }
             if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT")) {
                 guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
@@ -101,6 +108,9 @@ extension PostgreSQLBackend {
                 statementTimeout = .milliseconds(Int64(seconds * 1000))
             }
         }
+
+        /// The variable naming this backend's own key file.
+        public static let keyFileVariable = "SECITEM_POSTGRESQL_KEY_FILE"
 
         /// This configuration with its key source ``SealedStoreKeySource/released``.
         var released: Configuration {

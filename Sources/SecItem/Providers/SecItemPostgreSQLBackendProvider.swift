@@ -14,7 +14,8 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
     public var automaticRank: Int? { nil }
     public var displayName: String { "the shared PostgreSQL keychain" }
     public var environmentVariables: [String] {
-        [SecItemConfiguration.Variable.postgresqlURL, SecItemConfiguration.Variable.postgresqlSchema, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "PGHOST", "PGHOSTADDR",
+        [SecItemConfiguration.Variable.postgresqlURL, SecItemConfiguration.Variable.postgresqlSchema, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "SECITEM_POSTGRESQL_KEY_FILE",
+         "PGHOST", "PGHOSTADDR",
          "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
          "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"]
     }
