@@ -25,7 +25,11 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 /// - Returns: `errSecSuccess`, `errSecItemNotFound`, `errSecParam`, or a backend status.
 @discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
-    withCurrentClient { $0.copyMatching(query, result) }
+    withCurrentClient { client in
+        let status = client.copyMatching(query, result)
+        if status == errSecItemNotFound { ForeignGroupHint.check(query, client) }
+        return status
+    }
 }
 
 /// Updates every item matching a query, atomically.

@@ -92,6 +92,7 @@ public enum SecItemSystem {
         // A bad SECITEM_APPLICATION_ID fails before any store is opened.
         try configuration.checkApplicationIdentifier()
         let chosen = try SecItemBackendChoice.resolve(configuration: configuration)
+        TestProcessWarning.check(chosen, configuration)
         // Protected items ask logind and polkit on the system bus (SecItemPolkit), when built in.
         let client = SecItemClient(
             backend: chosen.backend, accessGroups: configuration.accessGroups,
