@@ -1,4 +1,4 @@
-// The README's Swift-native example, kept compiling and running by the tests.
+// The typed layer in async code (the README shows the same calls synchronously), kept compiling and running by the tests.
 import Foundation
 import SecItemKeychain  // the typed layer; it re-exports SecItem
 

@@ -252,4 +252,43 @@ struct ProductTests {
         #expect(inside.stdout.contains("secitem-from-outside"), "\(inside.stdout) \(inside.stderr)")
         #expect(!inside.stdout.contains("home=\(home.path)\n"), "HOME is still replaced inside (the keyring's isolation)")
     }
+
+    @Test("a program that cannot see another program's item is told, once, which group holds it (debug builds)")
+    func foreignGroupNote() throws {
+        let cli = try CLI(backend: nil, bus: false)
+        defer { cli.remove() }
+        let bin = cli.root.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let writer = try AppProgram(named: "writerApp", in: bin), reader = try AppProgram(named: "readerApp", in: bin)
+        try writer.ok(["store", "W"], cli)
+        let read = try reader.run(["read", "api", "user"], cli)
+        #expect(read.status == 44)
+        #expect(read.stderr.contains("a matching item is in the access group 'executable.writerApp'"), "\(read.stderr)")
+        #expect(read.stderr.contains("SECITEM_ACCESS_GROUPS"))
+        #expect(!read.stderr.contains("W/"), "no data in the note")
+        // Nothing of the kind when nothing matches anywhere.
+        let none = try reader.run(["read", "no-such-service", "user"], cli)
+        #expect(none.status == 44 && !none.stderr.contains("access group"), "\(none.stderr)")
+        // Entitled to the writer's group: found, no note.
+        let shared = try reader.run(["read", "api", "user"], cli, environment: ["SECITEM_ACCESS_GROUPS": "executable.readerApp,executable.writerApp"])
+        #expect(shared.status == 0 && !shared.stderr.contains("note"), "\(shared.stderr)")
+    }
+
+    @Test("a test process on the user's real keychain by default is warned once; one that chose its store is not")
+    func testProcessWarning() throws {
+        let cli = try CLI(backend: nil, bus: false)
+        defer { cli.remove() }
+        let bin = cli.root.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let tests = try AppProgram(named: "MyAppPackageTests.xctest", in: bin)
+        let unisolated = try tests.run(["store", "T"], cli)
+        #expect(unisolated.status == 0, "\(unisolated.stderr)")
+        #expect(unisolated.stderr.contains("this test process uses the user's real file keychain"), "\(unisolated.stderr)")
+        #expect(unisolated.stderr.components(separatedBy: "SecItem: warning: this test process").count == 2, "once")
+        let chosen = try tests.run(["store", "U"], cli, environment: ["SECITEM_BACKEND": "memory"])
+        #expect(chosen.status == 0 && !chosen.stderr.contains("test process"), "\(chosen.stderr)")
+        let program = try AppProgram(named: "plainApp", in: bin)
+        let plain = try program.run(["store", "P"], cli)
+        #expect(plain.status == 0 && !plain.stderr.contains("test process"), "\(plain.stderr)")
+    }
 }
