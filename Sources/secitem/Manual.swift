@@ -102,7 +102,11 @@ enum Manual {
 
     /// Text made safe for roff: backslashes and hyphens escaped, no line starting with a control character.
     static func escape(_ text: String) -> String {
-        let escaped = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var escaped = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        // Plain ASCII where a terminal may lack the glyph (troff warns about a missing U+2026 otherwise).
+        for (from, to) in [("\u{2026}", "..."), ("\u{2192}", "\\->"), ("\u{2014}", "\\(em"), ("\u{2019}", "'"), ("\u{2018}", "'")] {
+            escaped = escaped.replacingOccurrences(of: from, with: to)
+        }
         return escaped.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.hasPrefix(".") || line.hasPrefix("'") ? "\\&" + line : String(line)
         }.joined(separator: "\n")

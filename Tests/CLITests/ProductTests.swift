@@ -14,7 +14,7 @@ struct ProductTests {
     /// so `--help`'s columns and a rendered page compare word for word.
     static func normalized(_ text: String) -> String {
         var s = text
-        for (from, to) in [("\u{2018}", "'"), ("\u{2019}", "'"), ("\u{201C}", "\""), ("\u{201D}", "\""), ("\u{2010}", "-"), ("\u{2212}", "-")] {
+        for (from, to) in [("\u{2018}", "'"), ("\u{2019}", "'"), ("\u{201C}", "\""), ("\u{201D}", "\""), ("\u{2010}", "-"), ("\u{2212}", "-"), ("\u{2026}", "..."), ("\u{2192}", "->"), ("\u{2014}", "--")] {
             s = s.replacingOccurrences(of: from, with: to)
         }
         return s.split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -268,7 +268,7 @@ struct ProductTests {
         #expect(!read.stderr.contains("W/"), "no data in the note")
         // Nothing of the kind when nothing matches anywhere.
         let none = try reader.run(["read", "no-such-service", "user"], cli)
-        #expect(none.status == 44 && !none.stderr.contains("access group"), "\(none.stderr)")
+        #expect(none.status == 44 && !none.stderr.contains("a matching item is in"), "\(none.stderr)")
         // Entitled to the writer's group: found, no note.
         let shared = try reader.run(["read", "api", "user"], cli, environment: ["SECITEM_ACCESS_GROUPS": "executable.readerApp,executable.writerApp"])
         #expect(shared.status == 0 && !shared.stderr.contains("note"), "\(shared.stderr)")
