@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// A process-local store that behaves exactly like the persistent backends: the
-/// reference implementation of ``SecItemBackend``, and the store for tests.
+/// reference implementation of `SecItemBackend`, and the store for tests.
 ///
 /// Thread-safe (a `Mutex` around its storage; checked `Sendable`). Every
 /// instance is its own isolated store.

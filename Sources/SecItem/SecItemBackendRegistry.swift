@@ -2,7 +2,7 @@ public import SecItemCore
 import Synchronization
 
 /// The backends selectable by name and by the automatic choice: one
-/// ``SecItemBackendProvider`` each. The built-in ones (`file`, `memory`, and with
+/// `SecItemBackendProvider` each. The built-in ones (`file`, `memory`, and with
 /// their package traits `secret-service` and `postgresql`) are registered from the start; a program or another module adds its
 /// own with ``register(_:)`` before the first keychain call, and
 /// `SECITEM_BACKEND=NAME` or `backend = NAME` then selects it.

@@ -7,7 +7,7 @@ import Synchronization
 /// The process-wide keychain: which backend the global `SecItem…` functions use.
 ///
 /// By default the backend is chosen once per process, on first use, from the
-/// process configuration (``SecItemConfiguration/process``: code → environment →
+/// process configuration (`SecItemConfiguration.process`: code → environment →
 /// config file → defaults; see ``SecItemBackendChoice/resolve(configuration:)``). An
 /// explicit ``bootstrap(_:)`` replaces the choice. A task can override it for its
 /// own calls with `SecItemClient.withClient(_:operation:)`, which is how parallel
@@ -67,7 +67,7 @@ public enum SecItemSystem {
     }
 
     /// The client the global functions use in the current task.
-    /// - Throws: ``SecItemError`` when the default backend cannot be opened (for
+    /// - Throws: `SecItemError` when the default backend cannot be opened (for
     ///   example `errSecNotAvailable`, `errSecAuthFailed`), with the reason.
     public static func currentClient() throws(SecItemError) -> SecItemClient {
         if let client = SecItemClient.taskClient { return client }

@@ -107,7 +107,7 @@ public struct AccessRequirement: Sendable, Hashable {
     /// The session must be unlocked: `kSecAttrAccessibleWhenUnlocked`,
     /// `…WhenUnlockedThisDeviceOnly`, `…WhenPasscodeSetThisDeviceOnly`.
     public var unlockedSession: Bool
-    /// The user must prove presence: the access control has a flag of ``AccessControlFlags/asksUser``.
+    /// The user must prove presence: the access control has a flag of `AccessControlFlags.asksUser`.
     public var userPresence: Bool
 
     /// The accessibility classes bound to the session lock.

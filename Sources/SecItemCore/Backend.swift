@@ -92,9 +92,11 @@ extension SecItemBackend {
     /// This default adds the items one by one and, when one fails, deletes the ones
     /// it added (by identity) before rethrowing, so a *failure* leaves the store as
     /// it was. A *crash* part-way leaves the items added so far; a backend that can
-    /// do better implements ``addAll(_:progress:)`` itself (the file backend runs
+    /// do better implements ``SecItemBatchAdding/addAll(_:progress:)`` itself (the file backend runs
     /// the whole batch in one SQLite transaction: all or nothing across a SIGKILL).
-    /// - Parameter progress: Called with the number of items added so far.
+    /// - Parameters:
+    ///   - items: The items to add, in order.
+    ///   - progress: Called with the number of items added so far.
     /// - Throws: The first error; `errSecDuplicateItem` when an item's primary key
     ///   is taken (in the store or earlier in the batch).
     public func addAllOneByOne(_ items: [StoredItem], progress: (Int) -> Void) throws(SecItemError) {
@@ -135,6 +137,8 @@ extension SecItemBackend {
 /// which undoes a failure but not a crash, otherwise.
 public protocol SecItemBatchAdding: SecItemBackend {
     /// Adds every item of `items` in one atomic step, or throws having added none.
-    /// - Parameter progress: Called with the number of items added so far (before the commit).
+    /// - Parameters:
+    ///   - items: The items to add, in order.
+    ///   - progress: Called with the number of items added so far (before the commit).
     func addAll(_ items: [StoredItem], progress: (Int) -> Void) throws(SecItemError)
 }

@@ -132,11 +132,11 @@ public struct SecItemApplicationIdentifier: Sendable, Hashable, CustomStringConv
 
     /// The identifier of this process from everything but the config file (which
     /// the `SecItem` module reads): `SECITEM_APPLICATION_ID`, the bundle, `FLATPAK_ID`,
-    /// the executable. `configFile` is passed through to ``resolve(code:environment:configFile:bundleIdentifier:executablePath:)``.
+    /// the executable. `configFile` is passed through to `resolve(code:environment:configFile:bundleIdentifier:executablePath:)`.
     ///
     /// When the result is derived from the executable, debug builds print a
     /// one-time warning on stderr; release builds never do.
-    /// - Throws: what ``resolve(code:environment:configFile:bundleIdentifier:executablePath:)`` throws.
+    /// - Throws: what `resolve(code:environment:configFile:bundleIdentifier:executablePath:)` throws.
     public static func process(
         code: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment, configFile: String? = nil
     ) throws(SecItemError) -> SecItemApplicationIdentifier {

@@ -4,7 +4,7 @@ import Foundation
 /// result shaping, in one place.
 ///
 /// The global `SecItemAdd`/`SecItemCopyMatching`/`SecItemUpdate`/`SecItemDelete`
-/// functions call the current client (``SecItemClient/current``); code that wants
+/// functions call the current client (`SecItemClient.current`); code that wants
 /// an explicit store holds a client:
 ///
 /// ```swift

@@ -5,7 +5,7 @@ import Dispatch
 /// A Swift-native view of one slice of a keychain: the items of one service (or
 /// one internet server) in one access group, read and written by key.
 ///
-/// `Keychain` is a thin layer over ``SecItemClient``: every call becomes one
+/// `Keychain` is a thin layer over `SecItemClient`: every call becomes one
 /// SecItem query, so the contract's rules (duplicates, groups, synchronizable
 /// visibility) apply unchanged, on every backend.
 ///
@@ -21,7 +21,7 @@ import Dispatch
 ///
 /// Keys are accounts (`kSecAttrAccount`). Writes go to ``accessGroup`` (the
 /// client's default group when none is given) and every read, listing and
-/// removal is pinned to it, so ``removeAll()`` never reaches another service or group.
+/// removal is pinned to it, so `removeAll()` never reaches another service or group.
 public struct Keychain: Sendable {
     /// What items a keychain holds: generic passwords of a service, or internet
     /// passwords of a server.
@@ -180,7 +180,7 @@ public struct Keychain: Sendable {
     // MARK: Reading
 
     /// The data stored under `key`, or `nil` when there is none.
-    /// - Throws: ``SecItemError`` for any failure other than "not found".
+    /// - Throws: `SecItemError` for any failure other than "not found".
     public func data(forKey key: String) throws -> Data? {
         var q = try request(forKey: key)
         q.returns.data = true
@@ -188,7 +188,7 @@ public struct Keychain: Sendable {
     }
 
     /// The UTF-8 string stored under `key`, or `nil` when there is none.
-    /// - Throws: `errSecDecode` when the stored bytes are not UTF-8; other ``SecItemError``s.
+    /// - Throws: `errSecDecode` when the stored bytes are not UTF-8; other `SecItemError`s.
     public func string(forKey key: String) throws -> String? {
         guard let data = try data(forKey: key) else { return nil }
         guard let string = String(bytes: data, encoding: .utf8) else {
@@ -197,8 +197,8 @@ public struct Keychain: Sendable {
         return string
     }
 
-    /// The value stored under `key` by ``setEncoded(_:forKey:)``, or `nil` when there is none.
-    /// - Throws: `errSecDecode` when the stored bytes do not decode as `T`; other ``SecItemError``s.
+    /// The value stored under `key` by `setEncoded(_:forKey:)`, or `nil` when there is none.
+    /// - Throws: `errSecDecode` when the stored bytes do not decode as `T`; other `SecItemError`s.
     public func decoded<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
         guard let data = try data(forKey: key) else { return nil }
         do {

@@ -49,7 +49,7 @@ extension Keychain {
         try await perform { k in try k.set(string, forKey: key) }
     }
 
-    /// Async ``setEncoded(_:forKey:)``.
+    /// Async `setEncoded(_:forKey:)`.
     public func setEncoded<T: Encodable & Sendable>(_ value: T, forKey key: String) async throws {
         try await perform { k in try k.setEncoded(value, forKey: key) }
     }
@@ -65,7 +65,7 @@ extension Keychain {
         try await perform { k in try k.remove(key) }
     }
 
-    /// Async ``removeAll()``.
+    /// Async `removeAll()`.
     @discardableResult
     public func removeAll() async throws -> Int {
         try await perform { k in try k.removeAll() }

@@ -5,7 +5,7 @@ public import SecItemMemory
 extension Keychain {
     /// A keychain of generic passwords for `service` on the process's default store
     /// (or the task's, inside `SecItemClient.withClient`).
-    /// - Throws: ``SecItemError`` when the default store cannot be opened, or the group is not entitled.
+    /// - Throws: `SecItemError` when the default store cannot be opened, or the group is not entitled.
     public init(
         service: String, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlock,
         synchronizable: Bool = false
