@@ -40,7 +40,8 @@ enum Completion {
         return .other
     }
 
-    static let itemClasses = ["genp", "inet", "cert", "keys"]
+    /// What `--class` accepts (as TransferVerbs.selection checks it).
+    static let itemClasses = ItemClass.allCases.filter { $0 != .identity }.map(\.rawValue)
 
     /// The option words of a verb (`-a`, `--access-group`…).
     static func words(_ option: OptionSpec) -> [String] {

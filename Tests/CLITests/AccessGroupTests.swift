@@ -133,7 +133,8 @@ struct AccessGroupTests {
         #expect(derived.stderr.components(separatedBy: "no application identifier is set").count - 1 == 1, "\(derived.stderr)")
         #expect(derived.stderr.contains("'executable.warned'") && derived.stderr.contains("SECITEM_APPLICATION_ID"))
         let named = try program.run(["dump"], cli, environment: ["SECITEM_APPLICATION_ID": "com.example.warned"])
-        #expect(named.status == 0 && named.stderr.isEmpty, "\(named.stderr)")
+        // (Its own group is empty: debug builds may note that the items are in 'executable.warned'.)
+        #expect(named.status == 0 && !named.stderr.contains("no application identifier is set"), "\(named.stderr)")
         // The command has its own identifier: never warns.
         let command = try cli.run(["dump-keychain"])
         #expect(command.status == 0 && !command.stderr.contains("application identifier"), "\(command.stderr)")
