@@ -165,7 +165,7 @@ public enum AuthenticationUI: Sendable, Hashable {
 }
 
 /// The one place where an item's data is released or withheld. Every path that
-/// returns secrets goes through ``release(_:authenticationUI:prompt:authority:)``:
+/// returns secrets goes through ``release(_:authenticationUI:prompt:authority:context:)``:
 /// `SecItemCopyMatching` with `kSecReturnData` (any match limit, by attributes
 /// or by persistent reference), the typed layer and the CLI (which call it),
 /// and export (which calls it directly).
