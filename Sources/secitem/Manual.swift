@@ -52,7 +52,7 @@ enum Manual {
         "passphrase-file": "A file holding the file backend's passphrase (mode 0600, owned by the user).",
         "key-source": "Which key the file backend uses: key-file, passphrase or automatic (a key file it generates next to this config file).",
         "collection": "The Secret Service collection, an alias or an object path (default: the login collection).",
-        "access-groups": "The access groups the process is entitled to, comma-separated; the first is where new items go.",
+        "access-groups": "Shared access groups every program of the account is also entitled to, comma-separated; never a program's default group (SECITEM_ACCESS_GROUPS, by contrast, lists every group and the first is the default).",
         "postgresql-url": "The PostgreSQL backend's libpq URI or key=value string (the password belongs in ~/.pgpass).",
         "postgresql-schema": "The PostgreSQL backend's schema (default secitem).",
         "application-id": "The application identifier, reverse-DNS: the one access group a program has when access-groups lists none.",
@@ -74,7 +74,7 @@ enum Manual {
         for (key, variable) in SecItemConfigFile.variables {
             out += ".TP\n.BR \(escape(key)) \" (\(escape(variable)))\"\n\(escape(configKeyMeanings[key] ?? "(undocumented)"))\n"
         }
-        out += ".SH EXAMPLE\n.nf\n# ~/.config/secitem/config\nbackend = file\naccess\\-groups = com.example.app,com.example.shared\n.fi\n"
+        out += ".SH EXAMPLE\n.nf\n# ~/.config/secitem/config\nbackend = file\naccess\\-groups = com.example.shared\n.fi\n"
         out += ".SH SEE ALSO\n.BR secitem (1),\n.BR git\\-credential\\-secitem (1)\n"
         return out
     }
