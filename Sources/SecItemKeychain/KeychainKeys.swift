@@ -5,7 +5,7 @@ public import SecItemCore
 /// The typed layer for keys, certificates and identities (issue 25): device keys found by
 /// tag, pinned certificates, client identities, in one access group of one client.
 ///
-/// Every call is one SecItem query through ``SecItemClient``, so Apple's rules (derived
+/// Every call is one SecItem query through `SecItemClient`, so Apple's rules (derived
 /// attributes, primary keys, access control) hold on every backend.
 ///
 /// ```swift
@@ -63,7 +63,10 @@ public struct KeychainKeys: Sendable {
     }
 
     /// The private key stored under `tag`; when there is none, a new permanent one of `spec`.
-    /// - Parameter accessControl: For a new key, e.g. `.userPresence` to ask before each use.
+    /// - Parameters:
+    ///   - tag: The key's `kSecAttrApplicationTag`.
+    ///   - spec: The type and size of a new key.
+    ///   - accessControl: For a new key, e.g. `.userPresence` to ask before each use.
     public func privateKey(tag: String, orMake spec: KeySpec, accessControl: SecAccessControl? = nil) throws -> SecKey {
         if let key = try privateKey(tag: tag) { return key }
         var privateAttributes: [String: Any] = [

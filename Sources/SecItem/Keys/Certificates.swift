@@ -170,6 +170,10 @@ func derSequence(_ content: Data) -> Data {
 // MARK: SecIdentity
 
 /// The identity's certificate.
+/// - Parameters:
+///   - identityRef: The identity.
+///   - certificateRef: Receives its certificate.
+/// - Returns: `errSecSuccess`.
 @discardableResult
 public func SecIdentityCopyCertificate(
     _ identityRef: SecIdentity, _ certificateRef: UnsafeMutablePointer<SecCertificate?>
@@ -187,7 +191,10 @@ public func SecIdentityCopyPrivateKey(_ identityRef: SecIdentity, _ privateKeyRe
 
 /// The identity of `certificateRef` and the private key in the keychain whose application
 /// label is the certificate's public key hash.
-/// - Parameter keychainOrArray: Ignored (macOS keychain lists); the current keychain is searched.
+/// - Parameters:
+///   - keychainOrArray: Ignored (macOS keychain lists); the current keychain is searched.
+///   - certificateRef: The certificate.
+///   - identityRef: Receives the identity.
 /// - Returns: `errSecSuccess`, or `errSecItemNotFound` when the keychain has no such key.
 @discardableResult
 public func SecIdentityCreateWithCertificate(
@@ -229,7 +236,9 @@ nonisolated(unsafe) public let kSecImportItemTrust: CFString = "trust"
 /// Nothing is stored in the keychain (add the identity with `SecItemAdd` of `kSecValueRef`).
 ///
 /// - Parameters:
+///   - pkcs12_data: The PKCS #12 file's bytes (DER).
 ///   - options: `kSecImportExportPassphrase`.
+///   - items: Receives an array of one dictionary.
 /// - Returns: `errSecSuccess`; `errSecAuthFailed` for a wrong passphrase; `errSecDecode` for
 ///   data that is not PKCS #12; `errSecUnsupportedFormat` for a key this keychain cannot hold.
 public func SecPKCS12Import(_ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>) -> OSStatus {

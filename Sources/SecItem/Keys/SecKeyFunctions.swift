@@ -49,7 +49,7 @@ func secKeyFail<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ thrown
 ///     (`kSecAttrIsPermanent`, `kSecAttrApplicationTag`, `kSecAttrLabel`,
 ///     `kSecAttrIsExtractable`, `kSecAttrAccessControl`), `kSecAttrIsPermanent` and
 ///     `kSecAttrAccessGroup` for both.
-///   - error: Receives a `CFError` (`NSOSStatusErrorDomain`, the errSec status) on failure.
+///   - errorOut: Receives a `CFError` (`NSOSStatusErrorDomain`, the errSec status) on failure.
 /// - Returns: The private key, or `nil`: errSecParam for an unsupported type or size,
 ///   errSecUnimplemented for a token (`kSecAttrTokenIDSecureEnclave`), the keychain's
 ///   status when a permanent key cannot be stored (nothing is stored then).
@@ -201,7 +201,7 @@ private func publicHalf(of key: SecKey) -> SecKey? {
 ///     `RSAPublicKey` / `RSAPrivateKey` DER.
 ///   - attributes: `kSecAttrKeyType`, `kSecAttrKeyClass` (`kSecAttrKeyClassPublic` or
 ///     `…Private`), optionally `kSecAttrKeySizeInBits` (checked when given).
-///   - error: Receives a `CFError` on failure.
+///   - errorOut: Receives a `CFError` on failure.
 /// - Returns: The key, or `nil` with errSecParam for data that is not such a key (a point
 ///   off the curve, a private key that does not match its public part, trailing bytes).
 public func SecKeyCreateWithData(
@@ -306,7 +306,7 @@ private func signatureInput(_ data: Data, digest: Int32, message: Bool, algorith
 ///   - algorithm: An ECDSA (`.ecdsaSignatureMessageX962SHA256`, …) or RSA
 ///     (`.rsaSignatureMessagePKCS1v15SHA256`, `.rsaSignatureMessagePSSSHA256`, …) algorithm.
 ///   - dataToSign: The message, or for `…Digest…` algorithms its digest.
-///   - error: Receives a `CFError` on failure (errSecParam: algorithm not supported by the
+///   - errorOut: Receives a `CFError` on failure (errSecParam: algorithm not supported by the
 ///     key, or a digest of the wrong size).
 /// - Returns: The signature (DER for ECDSA), or `nil`.
 public func SecKeyCreateSignature(
@@ -460,8 +460,12 @@ public func SecKeyCreateDecryptedData(
 
 /// ECDH between a private key and another party's public key.
 /// - Parameters:
+///   - privateKey: This party's private key (EC).
+///   - algorithm: `.ecdhKeyExchangeStandard`, `.ecdhKeyExchangeCofactor`, or their `…X963SHA…` forms.
+///   - publicKey: The other party's public key, on the same curve.
 ///   - parameters: For the `…X963SHA…` algorithms, `kSecKeyKeyExchangeParameterRequestedSize`
 ///     (required) and `kSecKeyKeyExchangeParameterSharedInfo`; ignored otherwise.
+///   - errorOut: Receives a `CFError` on failure.
 /// - Returns: The shared secret (the x coordinate) or the KDF's output; `nil` with errSecParam
 ///   for keys on different curves or a missing requested size.
 public func SecKeyCopyKeyExchangeResult(
