@@ -342,6 +342,11 @@ struct SecKeyTests {
         let text = "\(key) \(String(reflecting: key))"
         #expect(text.contains("256"))
         #expect(!text.contains(hex(data.suffix(32)).prefix(16)))
+        // Reflection (dump, debuggers) shows no stored property, so no key bytes either.
+        var dumped = ""
+        dump(key, to: &dumped)
+        #expect(dumped.split(separator: "\n").count == 1, "\(dumped.split(separator: "\n").count) lines of reflection")
+        #expect(!dumped.contains(hex(data.suffix(32)).prefix(16)))
     }
 
     @Test("RSA 3072 generation, RSA PKCS #1 encryption and raw digest signature round trip")

@@ -119,6 +119,11 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible, CustomDe
     public var debugDescription: String { description }
 }
 
+extension SecKey: CustomReflectable {
+    /// No children: `dump(key)` and debuggers' reflection show the description, never the key bytes.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
+}
+
 /// The key of a private-key operation, checked with its item's access control: a key
 /// from the keychain whose `SecAccessControl` asks for user presence asks ``SecKey/authority``
 /// (once per operation); a `WhenUnlocked` key needs an unlocked session. A key made in
