@@ -7,16 +7,6 @@ import Testing
 /// Issue 27, finding 1: an index out of step with its table.
 @Suite("File backend: index tampering")
 struct IndexTamperTests {
-    /// Items a, b, c (rows 1, 2, 3) under service "svc"; closed and checkpointed.
-    func makeKeychain(_ dir: TempDir, key: String, name: String) throws -> String {
-        let db = dir.file(name)
-        let backend = try openBackend(db, .keyFile(key))
-        let client = SecItemClient(backend: backend, accessGroups: groups)
-        for account in ["a", "b", "c"] { try client.addItem(genp(account, data: "data-\(account)")) }
-        backend.close()
-        return db
-    }
-
     /// What someone without the key sees after the file was tampered with: every
     /// path must say the file is damaged (errSecInvalidKeychain), none may say ok.
     /// `limit`: the open-time full check's item limit (0: only each index's root is checked on open).

@@ -7,16 +7,6 @@ import Testing
 /// Issue 27, finding 8: `seq` (the order results come in) changed by someone without the key.
 @Suite("File backend: row order is sealed (format 3)")
 struct RowOrderTests {
-    /// Items a, b, c (rows 1, 2, 3) under service "svc"; closed and checkpointed.
-    func makeKeychain(_ dir: TempDir, key: String, name: String) throws -> String {
-        let db = dir.file(name)
-        let backend = try openBackend(db, .keyFile(key))
-        let client = SecItemClient(backend: backend, accessGroups: groups)
-        for account in ["a", "b", "c"] { try client.addItem(genp(account, data: "data-\(account)")) }
-        backend.close()
-        return db
-    }
-
     @Test("swapping two rows' seq (which item a one-item search returns) is detected by reads and verify")
     func swappedSeq() throws {
         let dir = TempDir()

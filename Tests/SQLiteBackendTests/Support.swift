@@ -169,3 +169,13 @@ func runHelper(_ arguments: [String], keyFile: String) throws -> (lines: [String
 }
 
 func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+/// Items a, b, c (rows 1, 2, 3) under service "svc"; closed and checkpointed (the tamper tests' store).
+func makeKeychain(_ dir: TempDir, key: String, name: String) throws -> String {
+    let db = dir.file(name)
+    let backend = try openBackend(db, .keyFile(key))
+    let client = SecItemClient(backend: backend, accessGroups: groups)
+    for account in ["a", "b", "c"] { try client.addItem(genp(account, data: "data-\(account)")) }
+    backend.close()
+    return db
+}
