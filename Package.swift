@@ -174,9 +174,12 @@ let package = Package(
             path: "Backends/SecretService/CSecItemLibsecret",
             cSettings: cWarnings
         ),
+        // The Secret Service backend, and the key sources that need the desktop's D-Bus
+        // services (a key item in the login keyring, the Flatpak Secret portal: issue 23),
+        // which the sealed store takes through its registration point without linking GLib.
         .target(
             name: "SecItemSecretService",
-            dependencies: ["SecItemCore", "CSecItemLibsecret"],
+            dependencies: ["SecItemCore", "CSecItemLibsecret", "SecItemSealedStore"],
             path: "Backends/SecretService/SecItemSecretService"
         ),
         // libpq through dlopen on first use (libpq-dev's header at build time, libpq5 at run

@@ -1,5 +1,8 @@
 public import SecItemCore
 import Synchronization
+#if SecretService
+import SecItemSecretService
+#endif
 
 /// The backends selectable by name and by the automatic choice: one
 /// `SecItemBackendProvider` each. The built-in ones (`file`, `memory`, and with
@@ -7,7 +10,20 @@ import Synchronization
 /// own with ``register(_:)`` before the first keychain call, and
 /// `SECITEM_BACKEND=NAME` or `backend = NAME` then selects it.
 public enum SecItemBackendRegistry {
-    private static let state = Mutex<[any SecItemBackendProvider]>(builtIn)
+    private static let state = Mutex<[any SecItemBackendProvider]>({
+        registerKeySources()
+        return builtIn
+    }())
+
+    /// Adds the key sources that live beside an optional backend to the sealed store's
+    /// list (`SECITEM_KEY_SOURCE=secret-service`, `portal`: they need GLib, which the
+    /// sealed store does not link). Runs before any provider resolves a configuration;
+    /// tools that open a file store without a provider call it first.
+    package static func registerKeySources() {
+        #if SecretService
+        DesktopKeySources.register()
+        #endif
+    }
 
     /// The providers this build has: the file and memory stores always, the others
     /// when their package trait is on (`Package.swift`, docs/traits.md).

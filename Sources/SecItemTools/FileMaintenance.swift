@@ -16,6 +16,7 @@ public enum FileMaintenance {
     /// - Throws: `errSecUnimplemented` for a named backend whose store has nothing to
     ///   maintain (the Secret Service, memory); what opening throws.
     public static func open(_ environment: [String: String]) throws(SecItemError) -> any MaintainableStore {
+        SecItemBackendRegistry.registerKeySources()
         let configuration = SecItemConfiguration.resolve(environment: environment)
         if let kind = configuration.backend, kind != .file {
             let backend = try SecItemBackendChoice.resolve(configuration: configuration).backend

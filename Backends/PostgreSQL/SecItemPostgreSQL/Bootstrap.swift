@@ -109,6 +109,7 @@ struct Bootstrap {
             let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
             var header = KeychainHeader(
                 protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
+            header.protect(with: kek)
             try header.wrap(keys.dataKey, kek: kek.kek)
             try PostgreSQLSession.putMeta(sql.putMeta, "schema", .integer(PostgreSQLBackend.schemaVersion), q)
             for (key, value) in header.metaValues { try PostgreSQLSession.putMeta(sql.putMeta, key, value, q) }

@@ -123,9 +123,7 @@ extension PostgreSQLSession {
             try fresh.insert(row.element, newCodec.keys.mac)
         }
         if let newKEK {
-            header.protection = newKEK.protection
-            header.scrypt = newKEK.scrypt
-            header.salt = newKEK.salt
+            header.protect(with: newKEK)
             kek = newKEK.kek
         }
         try header.wrap(newCodec.keys.dataKey, kek: kek)

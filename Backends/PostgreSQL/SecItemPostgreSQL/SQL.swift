@@ -79,7 +79,7 @@ struct SQL {
     /// same transaction, so that the row a write locks carries it).
     var epoch: String { "SELECT epoch FROM \(q).state WHERE id = 1" }
     var bumpEpoch: String { "UPDATE \(q).meta SET number = number + 1 WHERE key = 'epoch' RETURNING number" }
-    var deleteScryptMeta: String { "DELETE FROM \(q).meta WHERE key LIKE 'scrypt\\_%'" }
+    var deleteScryptMeta: String { "DELETE FROM \(q).meta WHERE key LIKE 'scrypt\\_%' OR key LIKE 'kek\\_%'" }
 
     /// Upserts one meta row (`$1` key, then number, bytes, text).
     static let putMetaTemplate =

@@ -15,6 +15,7 @@ enum KeychainCreation {
         var header = KeychainHeader(
             protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1,
             format: KeychainHeader.fileFormatVersion)
+        header.protect(with: kek)
         try header.wrap(keys.dataKey, kek: kek.kek)
 
         try FileSystem.makePrivateParentDirectories(of: path)

@@ -28,7 +28,7 @@ extension KeychainHeader {
 
     /// Writes every meta row (inside the caller's transaction).
     func write(_ db: Database) throws(SecItemError) {
-        try db.execute("DELETE FROM meta WHERE key LIKE 'scrypt_%'")
+        try db.execute("DELETE FROM meta WHERE key LIKE 'scrypt_%' OR key GLOB 'kek_*'")
         let stmt = try db.statement("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
         for (key, value) in metaValues {
             stmt.bind(1, key)

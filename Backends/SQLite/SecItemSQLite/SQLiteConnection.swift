@@ -331,11 +331,7 @@ final class SQLiteConnection {
         var newHeader = header
         newHeader.format = KeychainHeader.fileFormatVersion
         newHeader.epoch += 1
-        if let newKEK {
-            newHeader.protection = newKEK.protection
-            newHeader.scrypt = newKEK.scrypt
-            newHeader.salt = newKEK.salt
-        }
+        if let newKEK { newHeader.protect(with: newKEK) }
         try newHeader.wrap(newCodec.keys.dataKey, kek: newKEK?.kek ?? kek)
         try newHeader.write(db)
         // From here on this connection reads with the new keys; `write` restores the
@@ -364,9 +360,7 @@ final class SQLiteConnection {
     /// --rewrap-only`): fast, but an old copy plus the old secret still opens new rows.
     func rewrap(_ newKEK: KeyEncryptionKey) throws(SecItemError) {
         var newHeader = header
-        newHeader.protection = newKEK.protection
-        newHeader.scrypt = newKEK.scrypt
-        newHeader.salt = newKEK.salt
+        newHeader.protect(with: newKEK)
         newHeader.epoch += 1
         try newHeader.wrap(codec.keys.dataKey, kek: newKEK.kek)
         try newHeader.write(db)

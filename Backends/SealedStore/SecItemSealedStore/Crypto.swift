@@ -19,13 +19,15 @@ package enum Crypto {
         bytes.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, min(count, $0.count)) }
     }
 
-    /// HKDF-SHA256 of `key` with the given info string: a 32-byte subkey.
-    package static func hkdf(_ key: SecretBytes, info: String) throws(SecItemError) -> SecretBytes {
+    /// HKDF-SHA256 of `key` with the given info string (and `salt`, when given): a 32-byte subkey.
+    package static func hkdf(_ key: SecretBytes, salt: [UInt8] = [], info: String) throws(SecItemError) -> SecretBytes {
         let infoBytes = Array(info.utf8)
         return try SecretBytes(count: keyLength) { (out: UnsafeMutablePointer<UInt8>) throws(SecItemError) in
             let rc = key.withBytes { k, kn in
-                infoBytes.withUnsafeBufferPointer { i in
-                    csecitem_hkdf_sha256(k, kn, nil, 0, i.baseAddress, i.count, out, keyLength)
+                salt.withUnsafeBufferPointer { s in
+                    infoBytes.withUnsafeBufferPointer { i in
+                        csecitem_hkdf_sha256(k, kn, s.baseAddress, s.count, i.baseAddress, i.count, out, keyLength)
+                    }
                 }
             }
             guard rc == 0 else { throw SecItemError(errSecIO, "HKDF-SHA256 failed in libcrypto") }

@@ -7,12 +7,18 @@ package struct KeyEncryptionKey {
     package var protection: KeyProtection
     package var scrypt: ScryptParameters?
     package var salt: [UInt8]?
+    /// The key source's own header values (``KeychainHeader/parameters``: `kek_*` rows).
+    package var parameters: [String: KeychainHeader.MetaValue]
 
-    package init(kek: SecretBytes, protection: KeyProtection, scrypt: ScryptParameters? = nil, salt: [UInt8]? = nil) {
+    package init(
+        kek: SecretBytes, protection: KeyProtection, scrypt: ScryptParameters? = nil, salt: [UInt8]? = nil,
+        parameters: [String: KeychainHeader.MetaValue] = [:]
+    ) {
         self.kek = kek
         self.protection = protection
         self.scrypt = scrypt
         self.salt = salt
+        self.parameters = parameters
     }
 
     /// Resolves a source for a new wrapping (new store, or rekey): a passphrase gets a fresh salt.

@@ -1,5 +1,6 @@
 public import Foundation
 public import SecItemCore
+import Synchronization
 
 /// One way of getting a sealed store's key-encryption key (KEK): a key file, a
 /// passphrase through scrypt, a key given in code, the generated key file.
@@ -40,13 +41,39 @@ package protocol KeySource: Sendable, CustomStringConvertible {
 /// named (a key file before a passphrase before the generated key file).
 /// A new source that a setting selects adds one line here.
 package enum KeySources {
-    package static let registered: [any KeySource.Type] = [
+    /// The sources of this module (the generated key file last: it always applies).
+    private static let builtIn: [any KeySource.Type] = [
         KeyFileKeySource.self, PassphraseKeySource.self, GeneratedKeyFileSource.self,
     ]
 
+    /// Sources that live in modules above this one and are added with
+    /// ``register(_:protection:)``: the Secret Service item and the Flatpak portal,
+    /// which need libsecret and GIO, so they live on the Secret Service side (its
+    /// package trait) and this module links neither (an app built with `traits: []`
+    /// links no GLib). The module `SecItem` registers them before any configuration
+    /// is resolved (`SecItemBackendRegistry`).
+    private static let added = Mutex<[(source: any KeySource.Type, protection: KeyProtection)]>([])
+
+    /// Adds a key source from another module (once; a second registration of the
+    /// same name is ignored). It comes after this module's key file and passphrase and
+    /// before the generated key file in the order of precedence.
+    package static func register(_ source: any KeySource.Type, protection: KeyProtection) {
+        added.withLock { list in
+            guard !list.contains(where: { $0.source.name == source.name }) else { return }
+            list.append((source, protection))
+        }
+    }
+
+    /// Every source, in the order of precedence when none is named.
+    package static var registered: [any KeySource.Type] {
+        builtIn.dropLast() + added.withLock { $0.map(\.source) } + builtIn.suffix(1)
+    }
+
     /// Every protection a store's header may record (a source with a new kind of
     /// wrapping adds its own).
-    package static let protections: Set<KeyProtection> = [.key, .passphrase]
+    package static var protections: Set<KeyProtection> {
+        Set<KeyProtection>([.key, .passphrase]).union(added.withLock { $0.map(\.protection) })
+    }
 
     /// The source a resolved configuration describes: the one `key-source` names, else
     /// the first registered one whose settings are present.

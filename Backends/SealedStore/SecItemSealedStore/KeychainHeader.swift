@@ -33,6 +33,10 @@ package struct KeychainHeader {
     package var protection: Protection
     package var scrypt: ScryptParameters?
     package var salt: [UInt8]?
+    /// What a key source records beside the wrapped key (meta rows `kek_<name>`: the
+    /// Secret Service item's store id, the portal key's salt), bound into the wrapping's
+    /// associated data. Empty for the key, key-file and passphrase sources.
+    package var parameters: [String: MetaValue] = [:]
     package var wrappedDataKey: [UInt8]
     package var epoch: Int64
     /// 1, 2 or 3: how rows, the data key's wrapping and the tables are laid out.
@@ -58,7 +62,30 @@ package struct KeychainHeader {
         if let scrypt, let salt {
             out += Array("/\(scrypt.logN)/\(scrypt.r)/\(scrypt.p)/".utf8) + salt
         }
+        // Each parameter as /name:kind:length:value (none for the older protections, whose
+        // associated data is unchanged).
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            let (kind, bytes): (String, [UInt8]) =
+                switch value {
+                case .integer(let v): ("i", Array(String(v).utf8))
+                case .text(let v): ("t", Array(v.utf8))
+                case .bytes(let v): ("b", v)
+                }
+            out += Array("/\(key):\(kind):\(bytes.count):".utf8) + bytes
+        }
         return out
+    }
+
+    /// The prefix of a key source's own `meta` rows (``parameters``).
+    package static let parameterPrefix = "kek_"
+
+    /// Takes a new key-encryption key's protection, scrypt parameters and key-source
+    /// parameters (a new store, a rekey); the data key is wrapped afterwards.
+    package mutating func protect(with kek: KeyEncryptionKey) {
+        protection = kek.protection
+        scrypt = kek.scrypt
+        salt = kek.salt
+        parameters = kek.parameters
     }
 
     /// Checks and reads `meta` values, wherever they were stored (`source` names it in errors).
@@ -75,12 +102,19 @@ package struct KeychainHeader {
                 errSecInvalidKeychain,
                 "\(source) is keychain format version \(format), newer than this library supports (\(newestFormat))")
         }
-        guard format >= 1, let kind = values["kek"]?.text, case let protection = Protection(rawValue: kind), KeySources.protections.contains(protection),
+        guard format >= 1, let kind = values["kek"]?.text, case let protection = Protection(rawValue: kind),
             let wrapped = values["data_key"]?.bytes, let epoch = values["epoch"]?.integer
         else {
             throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has incomplete secitem metadata")
         }
+        guard KeySources.protections.contains(protection) else {
+            throw SecItemError(
+                errSecNotAvailable,
+                "\(source) is protected by the key source \"\(kind)\", which this program does not have "
+                    + "(built without the package trait that provides it); nothing was changed")
+        }
         var header = KeychainHeader(protection: protection, wrappedDataKey: wrapped, epoch: epoch, format: format)
+        for (key, value) in values where key.hasPrefix(parameterPrefix) { header.parameters[key] = value }
         if protection == .passphrase {
             guard let n = values["scrypt_log_n"]?.integer, let r = values["scrypt_r"]?.integer,
                 let p = values["scrypt_p"]?.integer, let salt = values["scrypt_salt"]?.bytes, salt.count >= 16
@@ -97,7 +131,9 @@ package struct KeychainHeader {
         return header
     }
 
-    /// Every `meta` row this header stands for (a passphrase's scrypt rows included).
+    /// Every `meta` row this header stands for (a passphrase's scrypt rows and a key
+    /// source's ``parameters`` included; a store rewriting its header first deletes the
+    /// `scrypt_*` and `kek_*` rows).
     package var metaValues: [(key: String, value: MetaValue)] {
         var out: [(key: String, value: MetaValue)] = [
             ("magic", .text(Self.magic)), ("format", .integer(format)), ("kek", .text(protection.rawValue)),
@@ -109,6 +145,7 @@ package struct KeychainHeader {
                 ("scrypt_p", .integer(Int64(scrypt.p))), ("scrypt_salt", .bytes(salt)),
             ]
         }
+        out += parameters.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
         return out
     }
 

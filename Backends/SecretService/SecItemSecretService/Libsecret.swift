@@ -6,6 +6,7 @@ import SecItemCore
 import Foundation
 import Dispatch
 import Synchronization
+import SecItemSealedStore
 
 /// A GCancellable that a timer cancels when a D-Bus call runs past its bound.
 ///
@@ -490,5 +491,87 @@ extension Duration {
         let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if nanos.overflow { return .never }
         return .nanoseconds(Int(clamping: nanos.partialValue + attoseconds / 1_000_000_000))
+    }
+}
+
+// MARK: The Flatpak Secret portal (KeySources/PortalKeySource.swift)
+
+/// The calls of the portal key source: RetrieveSecret and the interface's version.
+enum SecretPortal {
+    /// The longest secret accepted from the portal (gnome-keyring's and KWallet's give 64 bytes).
+    static let capacity = 1024
+
+    /// Connects to the session bus within `timeout`.
+    private static func bus(_ timeout: Duration) throws(SecItemError) -> OpaquePointer {
+        do throws(SecItemError) {
+            return try Session.connectBus(timeout)
+        } catch {
+            throw SecItemError(error.status, "the Flatpak Secret portal is out of reach: \(error.detail ?? error.message)")
+        }
+    }
+
+    /// The per-application secret, read from the pipe the portal wrote it to.
+    /// - Throws: `errSecNotAvailable` when no portal (or no Secret portal) answers,
+    ///   `errSecUserCanceled` when the request was cancelled, `errSecAuthFailed` when the
+    ///   portal refused; the message names the portal.
+    static func retrieveSecret(timeout: Duration) throws(SecItemError) -> SecretBytes {
+        let connection = try bus(timeout)
+        defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        defer { wipe(&buffer) }
+        var length: gsize = 0
+        var response: guint32 = 0
+        var error: UnsafeMutablePointer<GError>? = nil
+        let result = buffer.withUnsafeMutableBufferPointer { out in
+            csecitem_portal_retrieve_secret(
+                connection, timeout.milliseconds, out.baseAddress, gsize(capacity), &length, &response, &error)
+        }
+        switch result {
+        case CSECITEM_PORTAL_OK:
+            return SecretBytes(copying: buffer[0..<Int(length)])
+        case CSECITEM_PORTAL_CANCELLED:
+            throw SecItemError(errSecUserCanceled, "the Flatpak Secret portal's request was cancelled (response 1)")
+        case CSECITEM_PORTAL_FAILED:
+            throw SecItemError(
+                errSecAuthFailed, "the Flatpak Secret portal refused to give this application's secret (response \(response))")
+        case CSECITEM_PORTAL_TIMED_OUT:
+            throw SecItemError(
+                errSecNotAvailable, "the Flatpak Secret portal gave no secret within \(timeout.components.seconds) s")
+        case CSECITEM_PORTAL_BAD_SECRET:
+            throw SecItemError(
+                errSecAuthFailed, "the Flatpak Secret portal answered but wrote no usable secret (none, or over \(capacity) bytes)")
+        default:
+            throw mapped(error, what: "asking the Flatpak Secret portal (org.freedesktop.portal.Secret.RetrieveSecret)")
+        }
+    }
+
+    /// The Secret interface's version when a portal offers it (reads a property, asks for no secret).
+    static func version(timeout: Duration) throws(SecItemError) -> UInt32 {
+        let connection = try bus(timeout)
+        defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
+        var error: UnsafeMutablePointer<GError>? = nil
+        let version = csecitem_portal_secret_version(connection, timeout.milliseconds, &error)
+        if version == 0 { throw mapped(error, what: "reading the Flatpak Secret portal's version") }
+        return version
+    }
+
+    /// A failed portal call as a status: no portal, or a portal without the Secret
+    /// interface → errSecNotAvailable; refused → errSecAuthFailed.
+    private static func mapped(_ error: UnsafeMutablePointer<GError>?, what: String) -> SecItemError {
+        guard let error else { return SecItemError(errSecNotAvailable, "the Flatpak Secret portal failed while \(what)") }
+        let facts = consume(error)
+        let missing = [
+            "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+            "org.freedesktop.DBus.Error.UnknownInterface", "org.freedesktop.DBus.Error.UnknownMethod",
+            "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownProperty",
+            "org.freedesktop.DBus.Error.InvalidArgs",
+        ]
+        if let remote = facts.remote, missing.contains(remote) {
+            return SecItemError(errSecNotAvailable, "no Flatpak Secret portal answers on the session bus (\(remote)) while \(what)")
+        }
+        if facts.remote == "org.freedesktop.DBus.Error.AccessDenied" || facts.remote == "org.freedesktop.portal.Error.NotAllowed" {
+            return SecItemError(errSecAuthFailed, "the Flatpak Secret portal refused while \(what): \(facts.message)")
+        }
+        return SecItemError(errSecNotAvailable, "the Flatpak Secret portal failed while \(what): \(facts.message)")
     }
 }

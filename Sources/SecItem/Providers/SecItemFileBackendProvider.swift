@@ -5,7 +5,7 @@ import Foundation
 
 /// The encrypted file backend's provider: the automatic choice's fallback.
 public struct SecItemFileBackendProvider: SecItemBackendProvider {
-    public init() {}
+    public init() { SecItemBackendRegistry.registerKeySources() }
 
     public var kind: BackendKind { .file }
     public var automaticRank: Int? { 100 }

@@ -73,4 +73,33 @@ CSecItemWatch *csecitem_watch_start(GDBusConnection *connection, const char *col
 gint csecitem_watch_generation(CSecItemWatch *watch);
 void csecitem_watch_stop(CSecItemWatch *watch);
 
+/* ---- portal.c: the Flatpak Secret portal (org.freedesktop.portal.Secret) ---- */
+
+/* What RetrieveSecret ended with. */
+typedef enum {
+    CSECITEM_PORTAL_OK = 0,
+    /* Response 1: the user (or the portal backend) cancelled. */
+    CSECITEM_PORTAL_CANCELLED = 1,
+    /* Response 2, or another code: the portal ended the request otherwise. */
+    CSECITEM_PORTAL_FAILED = 2,
+    /* The call itself failed: *error says why (no portal, no Secret interface, …). */
+    CSECITEM_PORTAL_CALL_ERROR = 3,
+    /* No Response within the bound, or the secret did not arrive in it. */
+    CSECITEM_PORTAL_TIMED_OUT = 4,
+    /* The portal answered but wrote no secret, or one longer than the buffer. */
+    CSECITEM_PORTAL_BAD_SECRET = 5,
+} csecitem_portal_result;
+
+/* Asks the portal on `connection` for this application's secret: RetrieveSecret
+ * with the write end of a new pipe, then waits (at most `timeout_ms` in all) for the
+ * Request's Response signal and reads the secret from the pipe into `out` (up to
+ * `capacity` bytes; `*length` set). `*response` gets the Response code when one came. */
+csecitem_portal_result csecitem_portal_retrieve_secret(GDBusConnection *connection, gint timeout_ms, guint8 *out,
+                                                       gsize capacity, gsize *length, guint32 *response,
+                                                       GError **error);
+
+/* The portal's Secret interface version (its `version` property), without asking for
+ * a secret: 0 and *error set when there is no portal or no Secret interface. */
+guint32 csecitem_portal_secret_version(GDBusConnection *connection, gint timeout_ms, GError **error);
+
 #endif
