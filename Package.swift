@@ -334,6 +334,16 @@ let package = Package(
             dependencies: ["SecItemSealedStore", "SecItem", "SecItemCore", "SecItemTools", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "SecItemTestSupport", "SecItemConformance", "SecItemAppHelper"],
             path: "Tests/CLITests"
         ),
+        // Key sources held by desktop services (issue 23): the login keyring's key item and the
+        // Flatpak Secret portal, with gnome-keyring and xdg-desktop-portal, in process and through `secitem`.
+        .testTarget(
+            name: "DesktopKeySourceTests",
+            dependencies: [
+                "SecItem", "SecItemCore", "SecItemSQLite", "SecItemSealedStore", "SecItemSecretService", "SecItemTestSupport",
+                "SecItemConformance",
+            ],
+            path: "Tests/DesktopKeySourceTests"
+        ),
         // A program with default settings, copied under several names by CLITests
         // (per-application access groups across real processes).
         .executableTarget(name: "SecItemAppHelper", dependencies: ["SecItem"], path: "Tests/AppHelperProcess"),

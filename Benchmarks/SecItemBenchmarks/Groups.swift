@@ -1,4 +1,4 @@
 /// Further benchmark groups (file, Secret Service, PostgreSQL), each appending its results.
 typealias BenchmarkGroup = (Options, inout [Measurement], inout [[String: Any]]) -> Void
 
-@MainActor let extraGroups: [BenchmarkGroup] = [FileBenchmarks.group, SecretServiceBenchmarks.group, PostgreSQLBenchmarks.group]
+@MainActor let extraGroups: [BenchmarkGroup] = [FileBenchmarks.group, SecretServiceBenchmarks.group, PostgreSQLBenchmarks.group, KeySourceBenchmarks.group]

@@ -16,6 +16,9 @@ public enum TestService: Sendable, CaseIterable {
     case systemBus
     /// git's own credential-helper tests and its libsecret helper (`scripts/git-test-suite`).
     case gitTestSuite
+    /// xdg-desktop-portal with gnome-keyring's Secret portal on the Secret Service's bus
+    /// (`scripts/with-secret-service`).
+    case secretPortal
 
     /// Whether a missing service fails the tests instead of skipping them (`SECITEM_REQUIRE_SERVICES=1`).
     public static var required: Bool { ProcessInfo.processInfo.environment["SECITEM_REQUIRE_SERVICES"] == "1" }
@@ -36,6 +39,10 @@ public enum TestService: Sendable, CaseIterable {
         case .systemBus:
             guard environment["SECITEM_TEST_SYSTEM_BUS"] == "1" else {
                 return "needs the private system bus with mock polkit and logind of scripts/with-system-bus (or run scripts/test)"
+            }
+        case .secretPortal:
+            guard environment["SECITEM_TEST_PORTAL"] == "1", set("DBUS_SESSION_BUS_ADDRESS") else {
+                return "needs xdg-desktop-portal with gnome-keyring's Secret portal, started by scripts/with-secret-service (or run scripts/test)"
             }
         case .gitTestSuite:
             guard set("SECITEM_GIT_TEST_SUITE"), set("SECITEM_GIT_CREDENTIAL_LIBSECRET") else {

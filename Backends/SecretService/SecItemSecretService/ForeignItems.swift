@@ -44,12 +44,13 @@ package enum ForeignItems {
     ]
 
     /// The keychain item a foreign Secret Service item is seen as, or `nil` when
-    /// it is ours or carries no convention this backend knows.
+    /// it is ours (an item, or a file keychain's key) or carries no convention this backend knows.
     package static func item(
         path: String, label: String, attributes: [String: String], created: Date?, modified: Date?, data: Data?
     ) -> StoredItem? {
         let schema = attributes["xdg:schema"]
-        if schema == ItemCodec.schemaName { return nil }
+        // A file keychain's key item (SECITEM_KEY_SOURCE=secret-service) is never an item to list or delete.
+        if schema == ItemCodec.schemaName || schema == SecretServiceKeySource.schema { return nil }
         var values: [String: AttributeValue] = [:]
         let itemClass: ItemClass
         if let server = attributes["server"], let scheme = attributes["protocol"],

@@ -136,6 +136,9 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
     }
 
     public func probe(_ configuration: SecItemConfiguration) -> BackendAvailability {
+        if let portal = DesktopKeySources.sandboxPortal(configuration.environment, timeout: configuration.probeTimeout) {
+            return BackendAvailability(usable: false, summary: portal)
+        }
         let (status, backend) = SecItemSecretServiceStatus.probeAndOpen(configuration, open: true)
         return BackendAvailability(usable: status.isUsable, summary: status.summary, opened: backend)
     }
