@@ -135,9 +135,16 @@ let package = Package(
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"])],
             linkerSettings: [.linkedLibrary("crypto")]
         ),
+        // The session key cache: the kernel's keyrings through add_key(2)/keyctl(2) by
+        // syscall(2) (variadic, so C), no libkeyutils (issue 23).
+        .target(
+            name: "CSecItemKeyring",
+            path: "Backends/SealedStore/CSecItemKeyring",
+            cSettings: cWarnings + [.enableWarning("pedantic"), .enableWarning("shadow")]
+        ),
         .target(
             name: "SecItemSealedStore",
-            dependencies: ["SecItemCore", "CSecItemCrypto"],
+            dependencies: ["SecItemCore", "CSecItemCrypto", "CSecItemKeyring"],
             path: "Backends/SealedStore/SecItemSealedStore"
         ),
         // Its own tests: neither SQLite nor PostgreSQL.

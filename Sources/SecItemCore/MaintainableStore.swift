@@ -19,9 +19,11 @@ public protocol MaintainableStore: SecItemBackend {
     /// Replaces the data key and re-encrypts every row, in one transaction.
     func rotateDataKey() throws(SecItemError)
 
-    /// Protects the store with a new passphrase or key file (a new data key and every row
-    /// re-encrypted), or, with `rewrapOnly` where the store supports it, the same data
-    /// key re-wrapped.
+    /// Protects the store with a new passphrase, key file or other key source (a new data
+    /// key and every row re-encrypted), or, with `rewrapOnly` where the store supports it,
+    /// the same data key re-wrapped. The new source must give back the key it made before
+    /// anything is committed, and the change is one transaction: interrupted at any point,
+    /// the store opens with the old key or the new one.
     /// - Throws: `errSecUnimplemented` for `rewrapOnly` on a store that always rotates.
     func rekey(to newKey: NewStoreKey, rewrapOnly: Bool) throws(SecItemError)
 
@@ -55,4 +57,8 @@ public enum NewStoreKey: Sendable {
     case passphrase(Passphrase)
     /// A key file (0600: 32 bytes raw, hex or base64).
     case keyFile(String)
+    /// The key source this configuration selects: the one its `key-source` names (or the
+    /// first whose setting is present), with that source's own settings. Any source the
+    /// sealed store knows (docs/key-sources.md), those added after the two above included.
+    case configured(SecItemConfiguration)
 }

@@ -16,8 +16,12 @@ public enum FileMaintenance {
     /// - Throws: `errSecUnimplemented` for a named backend whose store has nothing to
     ///   maintain (the Secret Service, memory); what opening throws.
     public static func open(_ environment: [String: String]) throws(SecItemError) -> any MaintainableStore {
+        try open(configuration: SecItemConfiguration.resolve(environment: environment))
+    }
+
+    /// The store a resolved configuration selects (as ``open(_:)``).
+    public static func open(configuration: SecItemConfiguration) throws(SecItemError) -> any MaintainableStore {
         SecItemBackendRegistry.registerKeySources()
-        let configuration = SecItemConfiguration.resolve(environment: environment)
         if let kind = configuration.backend, kind != .file {
             let backend = try SecItemBackendChoice.resolve(configuration: configuration).backend
             guard let store = backend as? any MaintainableStore else {
@@ -44,17 +48,35 @@ public enum FileMaintenance {
         return (store.storeLocation, report.problems, report.commitment)
     }
 
-    /// Protects the store with a new passphrase or key file: a new data key and every
-    /// row re-encrypted (one transaction), or with `rewrapOnly` (the file only) the same
-    /// data key re-wrapped.
+    /// Protects the store with a new passphrase, key file or other key source: a new data
+    /// key and every row re-encrypted (one transaction), or with `rewrapOnly` (the file
+    /// only) the same data key re-wrapped. Verified twice: the new source must give back
+    /// its key before anything is committed, and for ``NewStoreKey/configured(_:)`` the
+    /// store is then opened again exactly as that configuration will open it.
     /// - Returns: Where the store is.
+    /// - Throws: What opening or rekeying throws (the store is then unchanged), or, when
+    ///   the committed store does not open with the new configuration, that error.
     public static func rekey(environment: [String: String], to newKey: NewKey, rewrapOnly: Bool = false)
         throws(SecItemError) -> String
     {
         let store = try open(environment)
         defer { store.close() }
         try store.rekey(to: newKey, rewrapOnly: rewrapOnly)
+        if case .configured(let settings) = newKey {
+            do throws(SecItemError) {
+                try open(configuration: settings).close()
+            } catch {
+                throw SecItemError(
+                    error.status, "\(store.storeLocation) was rekeyed, but does not open with the new key source: \(error.message)")
+            }
+        }
         return store.storeLocation
+    }
+
+    /// Drops every key the session key cache holds for this user (`secitem lock`).
+    /// - Returns: How many keys were dropped.
+    public static func lock() throws(SecItemError) -> Int {
+        try SessionKeyCache.dropAll()
     }
 
     /// Upgrades a format-1 file to the current format (one transaction); other stores

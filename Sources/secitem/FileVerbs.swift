@@ -3,81 +3,130 @@ import SecItem
 import SecItemCore
 import SecItemTools
 
-/// rekey, verify and upgrade: the sealed stores (the encrypted file, PostgreSQL). They act on
+/// rekey, verify, upgrade and lock: the sealed stores (the encrypted file, PostgreSQL). They act on
 /// the backend --backend, SECITEM_BACKEND or the config file names, and on the file keychain
 /// when none is named; a named backend without such a store (Secret Service, memory) is refused.
 enum FileVerbs {
-    static let all: [Verb] = [rekey, verify, upgrade]
+    static let all: [Verb] = [rekey, verify, upgrade, lock]
 
     static let rekey = Verb(
-        "rekey", summary: "Change the file or PostgreSQL keychain's passphrase or key file, or rotate its data key.",
-        synopsis: "(--new-passphrase | --new-key-file FILE) [--rewrap-only] | --rotate",
+        "rekey", summary: "Move the file or PostgreSQL keychain to a new passphrase, key file or key source, or rotate its data key.",
+        synopsis: "(--new-passphrase | --new-key-file FILE | --new-key-source NAME) [--rewrap-only] | --rotate",
         discussion: """
-            The file is opened with its current key, from the usual configuration (SECITEM_KEY_FILE,
-            SECITEM_PASSPHRASE, the config file, or the generated key file). --new-passphrase reads the
-            new passphrase from SECITEM_NEW_PASSPHRASE, else a prompt (asked twice), else standard input;
-            --new-key-file takes a key file (0600, 32 bytes raw, hex or base64). Either generates a new
-            data key and re-encrypts every row in one transaction, so an old copy of the file plus the old
-            secret opens nothing written afterwards. --rewrap-only instead re-wraps the same data key (fast,
-            but old backups plus the old secret still open new items). --rotate replaces the data key and
-            keeps the passphrase or key file. On any failure the file is unchanged. Other processes must
-            reopen with the new key. With SECITEM_BACKEND=postgresql (or --backend postgresql) the shared
+            The file is opened with its current key, from the usual configuration (SECITEM_KEY_SOURCE,
+            SECITEM_KEY_FILE, SECITEM_PASSPHRASE, the config file, or the generated key file). --new-passphrase
+            reads the new passphrase from SECITEM_NEW_PASSPHRASE, else a prompt (asked twice), else standard
+            input; --new-key-file takes a key file (0600, 32 bytes raw, hex or base64); --new-key-source NAME
+            moves the store to any key source (key-file, passphrase, automatic, and those docs/key-sources.md
+            adds), configured by its own settings as SECITEM_KEY_SOURCE=NAME would be (a passphrase and a key
+            file still come as above). Each generates a new data key and re-encrypts every row in one
+            transaction, so an old copy of the file plus the old secret opens nothing written afterwards;
+            the new source must give its key back before anything is committed, and the store is opened again
+            with it afterwards. Interrupted at any point (a crash, a kill), the store opens with the old key or
+            the new one. --rewrap-only instead re-wraps the same data key (fast, but old backups plus the old
+            secret still open new items). --rotate replaces the data key and keeps the passphrase or key file.
+            On any failure the file is unchanged. Other processes must reopen with the new key; the old key
+            leaves the session key cache. With SECITEM_BACKEND=postgresql (or --backend postgresql) the shared
             PostgreSQL keychain is rekeyed or rotated instead, in one transaction (--rewrap-only is refused
             there); other hosts reload the key on their next call (docs/postgresql.md).
             """,
         options: [
             OptionSpec("newPassphrase", long: "new-passphrase", .flag, help: "Protect the file with a new passphrase."),
             OptionSpec("newKeyFile", long: "new-key-file", valueName: "file", help: "Protect the file with this key file."),
+            OptionSpec("newKeySource", long: "new-key-source", valueName: "name",
+                       help: "Move the file to this key source (SECITEM_KEY_SOURCE's names)."),
             OptionSpec("rewrapOnly", long: "rewrap-only", .flag, help: "Keep the data key; only re-wrap it (see above)."),
             OptionSpec("rotate", long: "rotate", .flag, help: "Replace the data key and re-encrypt every item."),
         ]
     ) { (invocation: Invocation) throws(CommandError) in
         let args = invocation.arguments
-        let chosen = [args.has("newPassphrase"), args.has("newKeyFile"), args.has("rotate")].filter { $0 }.count
-        guard chosen == 1 else { throw CommandError(.usage, "give exactly one of --new-passphrase, --new-key-file, --rotate") }
+        let named = args.value("newKeySource")
+        let target: String? = named ?? (args.has("newPassphrase") ? "passphrase" : args.has("newKeyFile") ? "key-file" : nil)
+        guard (target != nil) != args.has("rotate") else {
+            throw CommandError(.usage, "give exactly one of --new-passphrase, --new-key-file, --new-key-source, --rotate")
+        }
+        guard !(args.has("newPassphrase") && args.has("newKeyFile")) else {
+            throw CommandError(.usage, "give exactly one of --new-passphrase, --new-key-file, --new-key-source, --rotate")
+        }
         guard !(args.has("rewrapOnly") && args.has("rotate")) else {
-            throw CommandError(.usage, "--rewrap-only goes with --new-passphrase or --new-key-file, not --rotate")
+            throw CommandError(.usage, "--rewrap-only goes with --new-passphrase, --new-key-file or --new-key-source, not --rotate")
+        }
+        if let named {
+            if args.has("newPassphrase") && named != "passphrase" {
+                throw CommandError(.usage, "--new-passphrase goes with --new-key-source passphrase, not \(named)")
+            }
+            if args.has("newKeyFile") && named != "key-file" {
+                throw CommandError(.usage, "--new-key-file goes with --new-key-source key-file, not \(named)")
+            }
+            if named == "key-file" && !args.has("newKeyFile") {
+                throw CommandError(.usage, "--new-key-source key-file needs the new key file: --new-key-file FILE")
+            }
         }
         let env = invocation.effectiveEnvironment
         // The backend keeps only the derived keys; the passphrases go once it is done.
         defer { SecretEnvironment.forget(SecItemConfiguration.Variable.passphrase) }
         do throws(SecItemError) {
-            if args.has("rotate") {
+            guard let target else {
                 let path = try FileMaintenance.rotateDataKey(environment: env)
                 Console.error("rotated the data key of \(path); every item re-encrypted and verified\n")
                 return
             }
-            let newKey: FileMaintenance.NewKey
-            if let keyFile = args.value("newKeyFile") {
-                newKey = .keyFile(keyFile)
-            } else if let value = SecretEnvironment.consume("SECITEM_NEW_PASSPHRASE"), !value.isEmpty {
-                newKey = .passphrase(value)
-            } else {
-                let secret: Passphrase
-                do throws(CommandError) {
-                    secret = try Console.readSecretPassphrase(prompt: "new passphrase: ", confirm: "retype new passphrase: ")
-                } catch {
-                    throw SecItemError(errSecParam, error.message)
+            // The new source is what SECITEM_KEY_SOURCE=target selects, with a new passphrase
+            // or key file given here in place of the current one.
+            var code = SecItemConfiguration.Settings(keySource: target)
+            if target == "passphrase" {
+                if let value = SecretEnvironment.consume("SECITEM_NEW_PASSPHRASE"), !value.isEmpty {
+                    code.passphrase = value
+                } else {
+                    let secret: Passphrase
+                    do throws(CommandError) {
+                        secret = try Console.readSecretPassphrase(prompt: "new passphrase: ", confirm: "retype new passphrase: ")
+                    } catch {
+                        throw SecItemError(errSecParam, error.message)
+                    }
+                    guard !secret.isEmpty else {
+                        throw SecItemError(errSecParam, "the new passphrase is empty")
+                    }
+                    code.passphrase = secret
                 }
-                guard !secret.isEmpty else {
-                    throw SecItemError(errSecParam, "the new passphrase is empty")
-                }
-                newKey = .passphrase(secret)
             }
+            code.keyFile = args.value("newKeyFile")
+            let newKey = FileMaintenance.NewKey.configured(SecItemConfiguration.resolve(code: code, environment: env))
             let rewrapOnly = args.has("rewrapOnly")
             let path = try FileMaintenance.rekey(environment: env, to: newKey, rewrapOnly: rewrapOnly)
-            let what = args.has("newKeyFile") ? "key file" : "passphrase"
+            let what = target == "passphrase" ? "passphrase" : target == "key-file" ? "key file" : "key source \(target)"
+            let setting = named.map { " (\(SecItemConfiguration.Variable.keySource)=\($0), or key-source = \($0) in the config file)" } ?? ""
             if rewrapOnly {
                 Console.error(
                     "secitem: warning: --rewrap-only kept the data key: an old copy of \(path) plus the old \(what) "
                         + "still opens every item, including ones added from now on\n")
-                Console.error("re-wrapped the data key of \(path); open it with the new \(what) from now on\n")
+                Console.error("re-wrapped the data key of \(path); open it with the new \(what) from now on\(setting)\n")
             } else {
                 Console.error(
-                    "rekeyed \(path): new data key, every item re-encrypted; open it with the new \(what) from now on\n")
+                    "rekeyed \(path): new data key, every item re-encrypted; open it with the new \(what) from now on\(setting)\n")
             }
         } catch {
             throw CommandError(error, context: "cannot rekey the keychain")
+        }
+    }
+
+    static let lock = Verb(
+        "lock", summary: "Drop the passphrase-derived keys the session key cache holds, so the next call runs scrypt.",
+        synopsis: "",
+        discussion: """
+            A store protected by a passphrase keeps the key derived from it in the kernel's user keyring for
+            SECITEM_KEY_CACHE_TIMEOUT seconds (default 300; 0 turns the cache off), so that the next processes
+            skip scrypt (docs/key-sources.md). lock invalidates every such key of your user, for every store,
+            at once: from then on every process needs the passphrase again and pays scrypt once. Prints how many
+            keys it dropped. It does not lock a Secret Service collection.
+            """,
+        options: []
+    ) { (invocation: Invocation) throws(CommandError) in
+        do throws(SecItemError) {
+            let dropped = try FileMaintenance.lock()
+            Console.error("dropped \(dropped) cached key\(dropped == 1 ? "" : "s") from the session key cache\n")
+        } catch {
+            throw CommandError(error, context: "cannot drop the session key cache")
         }
     }
 

@@ -56,6 +56,7 @@ enum Manual {
         "postgresql-url": "The PostgreSQL backend's libpq URI or key=value string (the password belongs in ~/.pgpass).",
         "postgresql-schema": "The PostgreSQL backend's schema (default secitem).",
         "application-id": "The application identifier, reverse-DNS: the one access group a program has when access-groups lists none.",
+        "key-cache-timeout": "How many seconds a passphrase's derived key stays in the kernel's user keyring after a process derived it, so the next calls skip scrypt (default 300; 0 turns the cache off; secitem lock drops it).",
     ]
 
     /// `secitem-config(5)`.

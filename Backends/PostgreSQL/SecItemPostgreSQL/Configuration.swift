@@ -36,6 +36,11 @@ extension PostgreSQLBackend {
         public var statementTimeout: Duration
         /// The scrypt cost used when a passphrase-protected keychain is created or rekeyed.
         public var scryptParameters: ScryptParameters
+        /// How long, in seconds, the key derived from a passphrase stays in the kernel's
+        /// session key cache, so this host's next process skips scrypt (docs/key-sources.md).
+        /// 0, the default here, keeps nothing; from the configuration
+        /// (`SECITEM_KEY_CACHE_TIMEOUT`) the default is 300.
+        public var keyCacheTimeout: Int = 0
 
         /// - Parameters:
         ///   - connection: A libpq URI or `key=value` string; `nil` for the `PG*` environment.
@@ -100,6 +105,7 @@ extension PostgreSQLBackend {
                 self.init(connection: settings.postgresqlURL, keySource: source)
             }
             if let schema = settings.postgresqlSchema { self.schema = schema }
+            keyCacheTimeout = try SessionKeyCache.timeout(settings)
             if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT")) {
                 guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
                     throw SecItemError(

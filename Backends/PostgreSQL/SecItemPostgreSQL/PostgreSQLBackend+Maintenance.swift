@@ -26,6 +26,13 @@ extension PostgreSQLBackend: MaintainableStore {
         switch newKey {
         case .passphrase(let passphrase): try rekey(to: KeySource.passphrase(passphrase))
         case .keyFile(let path): try rekey(to: KeySource.keyFile(path))
+        case .configured(let settings):
+            let source = try KeySources.resolve(settings, configuration.keyContext)
+            if source.isGenerated {
+                throw SecItemError(
+                    errSecParam, "a PostgreSQL keychain needs a key every host shares, not a key file generated on this host")
+            }
+            try rekey(to: source)
         }
     }
 

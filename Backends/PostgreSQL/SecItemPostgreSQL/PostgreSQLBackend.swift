@@ -127,7 +127,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// - Throws: `errSecDecode` when a row is damaged (rotation would lose it); the
     ///   store is unchanged on any error.
     public func rekey(to newSource: KeySource) throws(SecItemError) {
-        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.keyContext)
+        let newKEK = try KeyEncryptionKey.forRekey(newSource, configuration.keyContext, format: KeychainHeader.formatVersion)
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "rekeying") { () throws(SecItemError) -> Void in
                 try s.write { () throws(SecItemError) in try s.rotate(newKEK: newKEK) }
@@ -191,6 +191,7 @@ extension PostgreSQLBackend.Configuration {
     /// What the key sources need to know about this store (scrypt cost, messages naming it).
     var keyContext: KeySourceContext {
         KeySourceContext(
-            store: "PostgreSQL schema \(schema) (\(ConnectionString.redacted(connection)))", scryptParameters: scryptParameters)
+            store: "PostgreSQL schema \(schema) (\(ConnectionString.redacted(connection)))", scryptParameters: scryptParameters,
+            keyCacheTimeout: keyCacheTimeout)
     }
 }

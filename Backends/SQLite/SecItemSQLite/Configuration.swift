@@ -29,6 +29,12 @@ extension SQLiteBackend {
         /// ``SQLiteBackend/verify()`` always runs the full check (docs/file-format.md,
         /// "The b-trees agree with each other").
         public var openIntegrityCheckItemLimit: Int = 10_000
+        /// How long, in seconds, the key derived from a passphrase stays in the kernel's
+        /// session key cache, so the next process to open the file skips scrypt
+        /// (docs/key-sources.md, "The session key cache"). 0, the default for a
+        /// configuration made in code, keeps nothing; from the process configuration
+        /// (`SECITEM_KEY_CACHE_TIMEOUT`, `key-cache-timeout`) the default is 300.
+        public var keyCacheTimeout: Int = 0
 
         /// - Parameters:
         ///   - path: The SQLite file; created (0600, in a 0700 directory) when missing.
@@ -59,7 +65,9 @@ extension SQLiteBackend {
 
         /// What the key sources need to know about this file.
         package var keyContext: KeySourceContext {
-            KeySourceContext(store: path, scryptParameters: scryptParameters, generatedKeyFilePath: generatedKeyFilePath)
+            KeySourceContext(
+                store: path, scryptParameters: scryptParameters, generatedKeyFilePath: generatedKeyFilePath,
+                keyCacheTimeout: keyCacheTimeout)
         }
 
         /// The configuration the environment describes (no config file; the
@@ -74,6 +82,7 @@ extension SQLiteBackend {
         /// | `CREDENTIALS_DIRECTORY` | systemd credentials: `secitem.key` in it, when present, is the key file |
         /// | `SECITEM_PASSPHRASE` | a passphrase (after a key file) |
         /// | `XDG_CONFIG_HOME` | where ``KeySource/automatic`` keeps its key (last: nothing else set) |
+        /// | `SECITEM_KEY_CACHE_TIMEOUT` | seconds a passphrase's derived key stays in the session key cache (default 300; 0: off) |
         ///
         /// - Throws: `errSecParam` for an unknown `SECITEM_KEY_SOURCE` or one whose
         ///   setting is missing; `errSecNotAvailable` when no home directory is known.
@@ -96,6 +105,7 @@ extension SQLiteBackend {
             let generated = Self.defaultGeneratedKeyFilePath(env) ?? ""
             let source = try KeySources.resolve(settings, KeySourceContext(store: path, generatedKeyFilePath: generated))
             self.init(path: path, keySource: source, generatedKeyFilePath: generated)
+            keyCacheTimeout = try SessionKeyCache.timeout(settings)
         }
 
         /// `$XDG_DATA_HOME/secitem/keychain.db`, or `~/.local/share/secitem/keychain.db`.

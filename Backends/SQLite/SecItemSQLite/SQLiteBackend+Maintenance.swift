@@ -13,6 +13,8 @@ extension SQLiteBackend: MaintainableStore {
         switch newKey {
         case .passphrase(let passphrase): try rekey(to: KeySource.passphrase(passphrase), rewrapOnly: rewrapOnly)
         case .keyFile(let path): try rekey(to: KeySource.keyFile(path), rewrapOnly: rewrapOnly)
+        case .configured(let settings):
+            try rekey(to: KeySources.resolve(settings, configuration.keyContext), rewrapOnly: rewrapOnly)
         }
     }
 

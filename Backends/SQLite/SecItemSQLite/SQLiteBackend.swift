@@ -179,8 +179,10 @@ public final class SQLiteBackend: SecItemBackend {
     ///   `errSecDecode` when a row is damaged (rotation would lose it: see
     ///   ``verify()``). The file is unchanged on any error.
     public func rekey(to newSource: KeySource, rewrapOnly: Bool = false) throws(SecItemError) {
-        let newKEK = try KeyEncryptionKey.forNewWrapping(newSource, configuration.keyContext)
+        let newKEK = try KeyEncryptionKey.forRekey(
+            newSource, configuration.keyContext, format: KeychainHeader.fileFormatVersion)
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
+            let old = c.header
             try c.write { () throws(SecItemError) in
                 if rewrapOnly {
                     try c.rewrap(newKEK)
@@ -188,6 +190,8 @@ public final class SQLiteBackend: SecItemBackend {
                     try c.rewriteEverything(newKEK: newKEK, failingAfter: nil)
                 }
             }
+            // The old key opens nothing current now; it leaves the session key cache.
+            SessionKeyCache.drop(store: configuration.keyContext.store, header: old)
         }
     }
 

@@ -28,10 +28,37 @@ package struct KeyEncryptionKey {
         try source.source.newKey(context)
     }
 
-    /// Resolves a source to open an existing store with `header` (nil: a key source only).
+    /// Resolves a source for a rekey, and checks that it gives the same key back the way
+    /// opening the store will ask for it (``KeySource/existingKey(_:_:)`` with the header
+    /// the rekey is about to write: a passphrase runs scrypt again, a sealed key is
+    /// unsealed, a stored one read back), before anything is committed. A source that
+    /// cannot reproduce its key fails here, and the store keeps its old key.
+    /// - Throws: What the source throws; `errSecAuthFailed` when the keys differ.
+    package static func forRekey(_ source: SealedStoreKeySource, _ context: KeySourceContext, format: Int64)
+        throws(SecItemError) -> KeyEncryptionKey
+    {
+        let made = try source.source.newKey(context)
+        let header = KeychainHeader(
+            protection: made.protection, scrypt: made.scrypt, salt: made.salt, wrappedDataKey: [], epoch: 0, format: format)
+        var unhurried = context
+        unhurried.keyCacheTimeout = 0  // the key must come from the source itself
+        let again = try source.source.existingKey(header, unhurried)
+        guard again.kek.equals(made.kek), again.protection == made.protection else {
+            throw SecItemError(
+                errSecAuthFailed,
+                "the new key source (\(source)) did not give back the key it made; the keychain \(context.store) keeps its old key")
+        }
+        return made
+    }
+
+    /// Resolves a source to open an existing store with `header` (nil: a key source only),
+    /// through the session key cache when the context turns it on and the source allows it.
     package static func forExisting(
         _ source: SealedStoreKeySource, _ context: KeySourceContext, header: KeychainHeader?
     ) throws(SecItemError) -> KeyEncryptionKey {
-        try source.source.existingKey(header, context)
+        guard let header, context.keyCacheTimeout > 0, header.protection == source.source.protection else {
+            return try source.source.existingKey(header, context)
+        }
+        return try SessionKeyCache.existingKey(source.source, header, context)
     }
 }

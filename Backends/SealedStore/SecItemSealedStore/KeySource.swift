@@ -15,7 +15,13 @@ import Synchronization
 /// - never prints or throws its secret (``description`` names the kind, and a path at most);
 /// - ``existingKey(_:_:)`` checks the header's ``KeyProtection`` before any costly
 ///   derivation, so a mismatch is `errSecAuthFailed` naming both kinds;
-/// - ``released`` drops the secret, keeping what identifies the source.
+/// - ``released`` drops the secret, keeping what identifies the source;
+/// - ``newKey(_:)`` leaves the key the store opens with today readable: `secitem rekey`
+///   commits the new wrapping in one transaction after `newKey` returns, so a source
+///   that keeps its key outside the store (a sealed blob, a keyring item) writes the new
+///   one beside the old, never over it, or an interrupted rekey leaves a store neither
+///   key opens;
+/// - ``protects`` says honestly what it stops (docs/key-sources.md has the long form).
 package protocol KeySource: Sendable, CustomStringConvertible {
     /// The name `SECITEM_KEY_SOURCE` (`key-source` in the config file) selects it by.
     static var name: String { get }
@@ -35,6 +41,18 @@ package protocol KeySource: Sendable, CustomStringConvertible {
     var released: any KeySource { get }
     /// One line for `secitem diagnose`, and the key file whose permissions it should check.
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?)
+    /// One line for `secitem diagnose`: which of disk theft, a leaked backup, another local
+    /// user and malware running as the same user this source stops, and which it does not.
+    var protects: String { get }
+    /// Lets ``SessionKeyCache`` keep the key this source derives (worth it when deriving is
+    /// slow): calls `body` with the secret a cached key must be proved against (a
+    /// passphrase) and returns its result. The default, `nil`, keeps the source's keys out
+    /// of the cache.
+    func withSessionCacheProof<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R?
+}
+
+extension KeySource {
+    package func withSessionCacheProof<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? { nil }
 }
 
 /// The key sources a setting can select, in their order of precedence when none is
@@ -109,11 +127,17 @@ package struct KeySourceContext: Sendable {
     package var scryptParameters: ScryptParameters
     /// Where ``SealedStoreKeySource/automatic`` keeps its key; empty when no home is known.
     package var generatedKeyFilePath: String
+    /// How long, in seconds, ``SessionKeyCache`` keeps a key a source derived (0: not at all).
+    package var keyCacheTimeout: Int
 
-    package init(store: String, scryptParameters: ScryptParameters = .default, generatedKeyFilePath: String = "") {
+    package init(
+        store: String, scryptParameters: ScryptParameters = .default, generatedKeyFilePath: String = "",
+        keyCacheTimeout: Int = 0
+    ) {
         self.store = store
         self.scryptParameters = scryptParameters
         self.generatedKeyFilePath = generatedKeyFilePath
+        self.keyCacheTimeout = keyCacheTimeout
     }
 }
 
@@ -189,6 +213,20 @@ public struct SealedStoreKeySource: Sendable, CustomStringConvertible, CustomDeb
 
     /// This source without the secret it carries (see ``KeySource/released``).
     package var released: SealedStoreKeySource { SealedStoreKeySource(source.released) }
+
+    /// `secitem diagnose`'s lines on this source: its name and what it protects against
+    /// (``KeySource/protects``), and the session key cache where the source uses it.
+    package func diagnosisLines(keyCacheTimeout: Int) -> [String] {
+        var lines = ["key source: \(kind): \(source.protects)"]
+        if source.withSessionCacheProof({ _ in true }) == true {
+            lines.append(
+                keyCacheTimeout > 0
+                    ? "key cache: the derived key stays \(keyCacheTimeout) s in the kernel's user keyring, readable by your "
+                        + "user only (\(SecItemConfiguration.Variable.keyCacheTimeout); secitem lock drops it)"
+                    : "key cache: off (\(SecItemConfiguration.Variable.keyCacheTimeout)=0): every process runs scrypt")
+        }
+        return lines
+    }
 }
 
 extension KeySource {

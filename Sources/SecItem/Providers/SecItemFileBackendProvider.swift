@@ -11,7 +11,7 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public var automaticRank: Int? { 100 }
     public var displayName: String { "the encrypted file" }
     public var environmentVariables: [String] {
-        [SecItemConfiguration.Variable.file, SecItemConfiguration.Variable.keyFile, SecItemConfiguration.Variable.keySource, SecItemConfiguration.Variable.passphrase, SecItemConfiguration.Variable.passphraseFile, "XDG_DATA_HOME",
+        [SecItemConfiguration.Variable.file, SecItemConfiguration.Variable.keyFile, SecItemConfiguration.Variable.keySource, SecItemConfiguration.Variable.passphrase, SecItemConfiguration.Variable.passphraseFile, SecItemConfiguration.Variable.keyCacheTimeout, "XDG_DATA_HOME",
          "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID"]
     }
     public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.passphrase] }
@@ -52,6 +52,7 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
         }
         let key = file.keySource.source.diagnosis(configuration, file.keyContext)
         notes.append(key.note)
+        notes += file.keySource.diagnosisLines(keyCacheTimeout: file.keyCacheTimeout)
         let keyFile = key.keyFile
         if let keyFile, let problem = PrivateFile.permissionProblem(keyFile) {
             notes.append("key file refused: \(problem)")

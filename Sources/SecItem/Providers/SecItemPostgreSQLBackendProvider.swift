@@ -53,7 +53,8 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
         let (usable, notes) = PostgreSQLBackend.inspect(settings)
         return BackendAvailability(
             usable: usable, summary: usable ? "usable (never chosen automatically)" : "not usable",
-            notes: ["never chosen automatically"] + notes)
+            notes: ["never chosen automatically"] + notes
+                + settings.keySource.diagnosisLines(keyCacheTimeout: settings.keyCacheTimeout))
     }
 }
 #endif

@@ -17,6 +17,7 @@ import Foundation
 /// | `postgresql-url` | `SECITEM_POSTGRESQL_URL` | the PostgreSQL backend's libpq URI or `key=value` string (password in `~/.pgpass`) |
 /// | `postgresql-schema` | `SECITEM_POSTGRESQL_SCHEMA` | the PostgreSQL backend's schema; default `secitem` |
 /// | `application-id` | `SECITEM_APPLICATION_ID` | the application identifier (``SecItemApplicationIdentifier``) |
+/// | `key-cache-timeout` | `SECITEM_KEY_CACHE_TIMEOUT` | seconds a passphrase's derived key stays in the kernel's session key cache; default 300, `0` turns it off |
 ///
 /// `SECITEM_CONFIG` names another file; `SECITEM_CONFIG=none` ignores the file.
 /// The file never holds a secret itself: passphrases come from `passphrase-file`.
@@ -33,6 +34,7 @@ public struct SecItemConfigFile: Sendable, Equatable {
         ("postgresql-url", "SECITEM_POSTGRESQL_URL"),
         ("postgresql-schema", "SECITEM_POSTGRESQL_SCHEMA"),
         ("application-id", "SECITEM_APPLICATION_ID"),
+        ("key-cache-timeout", "SECITEM_KEY_CACHE_TIMEOUT"),
     ]
 
     /// Where the file is (or would be); `nil` when no home is known or `SECITEM_CONFIG=none`.

@@ -47,12 +47,15 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         /// The application identifier (``SecItemApplicationIdentifier``): the default access
         /// group when ``accessGroups`` lists none.
         public var applicationIdentifier: String?
+        /// How long a passphrase's derived key stays in the kernel's session key cache, in
+        /// whole seconds as written (`0`: no cache); checked where it is used.
+        public var keyCacheTimeout: String?
 
         public init(
             backend: BackendKind? = nil, file: String? = nil, keyFile: String? = nil, passphraseFile: String? = nil,
             keySource: String? = nil, passphrase: Passphrase? = nil, collection: String? = nil,
             accessGroups: [String]? = nil, probeTimeout: Duration? = nil, postgresqlURL: String? = nil,
-            postgresqlSchema: String? = nil, applicationIdentifier: String? = nil
+            postgresqlSchema: String? = nil, applicationIdentifier: String? = nil, keyCacheTimeout: String? = nil
         ) {
             self.backend = backend
             self.file = file
@@ -66,6 +69,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
             self.postgresqlURL = postgresqlURL
             self.postgresqlSchema = postgresqlSchema
             self.applicationIdentifier = applicationIdentifier
+            self.keyCacheTimeout = keyCacheTimeout
         }
 
         /// What the environment says; unset and empty variables say nothing, except
@@ -88,7 +92,8 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
                 postgresqlURL: value(Variable.postgresqlURL) ?? SecretEnvironment.value(Variable.postgresqlURL)
                     .flatMap { $0.isEmpty ? nil : $0.exposedString() },
                 postgresqlSchema: value(Variable.postgresqlSchema),
-                applicationIdentifier: value(Variable.applicationIdentifier))
+                applicationIdentifier: value(Variable.applicationIdentifier),
+                keyCacheTimeout: value(Variable.keyCacheTimeout))
         }
 
         /// What the config file says.
@@ -103,7 +108,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
                 keyFile: value("key-file"), passphraseFile: value("passphrase-file"), keySource: value("key-source"),
                 collection: value("collection"), accessGroups: value("access-groups").map(Self.groups),
                 postgresqlURL: value("postgresql-url"), postgresqlSchema: value("postgresql-schema"),
-                applicationIdentifier: value("application-id"))
+                applicationIdentifier: value("application-id"), keyCacheTimeout: value("key-cache-timeout"))
         }
 
         static func groups(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
@@ -148,6 +153,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         public static let config = "SECITEM_CONFIG"
         public static let postgresqlURL = "SECITEM_POSTGRESQL_URL"
         public static let postgresqlSchema = "SECITEM_POSTGRESQL_SCHEMA"
+        public static let keyCacheTimeout = "SECITEM_KEY_CACHE_TIMEOUT"
         /// The variables that hold secrets (shown as `(set)`, never passed on).
         public static let secrets: Set<String> = [passphrase, "SECITEM_EXPORT_PASSPHRASE"]
     }
@@ -300,6 +306,7 @@ public struct SecItemConfiguration: Sendable, CustomStringConvertible {
         case \Settings.postgresqlURL: return Variable.postgresqlURL
         case \Settings.postgresqlSchema: return Variable.postgresqlSchema
         case \Settings.applicationIdentifier: return Variable.applicationIdentifier
+        case \Settings.keyCacheTimeout: return Variable.keyCacheTimeout
         default: return "the environment"
         }
     }

@@ -12,6 +12,10 @@ struct GeneratedKeyFileSource: KeySource {
     var protection: KeyProtection { .key }
     var description: String { "automatic key file" }
     var released: any KeySource { self }
+    var protects: String {
+        "stops a copy of the database alone and other local users; not disk theft, a backup of your home "
+            + "directory (the key file is in it) or malware running as you"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
         GeneratedKeyFileSource()

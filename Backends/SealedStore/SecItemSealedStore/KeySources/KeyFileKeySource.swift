@@ -12,6 +12,10 @@ struct KeyFileKeySource: KeySource {
     var protection: KeyProtection { .key }
     var description: String { "key file \(path)" }
     var released: any KeySource { self }
+    var protects: String {
+        "stops disk theft and a leaked backup only when the key file is not on that disk or in that backup, "
+            + "and other local users (it must be 0600 and yours); not malware running as you"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
         (settings.keyFile ?? credentialsKeyFile(settings.environment)).map { KeyFileKeySource(path: $0) }

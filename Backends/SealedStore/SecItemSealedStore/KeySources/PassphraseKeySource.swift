@@ -10,6 +10,16 @@ struct PassphraseKeySource: KeySource {
     var protection: KeyProtection { .passphrase }
     var description: String { "passphrase (redacted)" }
     var released: any KeySource { PassphraseKeySource(passphrase: Passphrase(bytes: EmptyCollection<UInt8>())) }
+    var protects: String {
+        "stops disk theft and a leaked backup as far as the passphrase is strong and kept off that disk "
+            + "(not in a passphrase file beside the store), and other local users; not malware running as you"
+    }
+
+    /// scrypt is slow by design: the session cache keeps the derived key, proved against
+    /// the passphrase (none for the empty passphrase a released source holds).
+    func withSessionCacheProof<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        passphrase.isEmpty ? nil : passphrase.withUTF8(body)
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
         settings.passphrase.map { PassphraseKeySource(passphrase: $0) }

@@ -10,6 +10,9 @@ struct RawKeySource: KeySource {
     var protection: KeyProtection { .key }
     var description: String { "raw key (redacted)" }
     var released: any KeySource { RawKeySource(key: Data()) }
+    var protects: String {
+        "stops what the program's own keeping of the key stops, and other local users; not malware running as you"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? { nil }
 

@@ -36,6 +36,10 @@ struct PortalKeySource: KeySource {
     var protection: KeyProtection { Self.protectionKind }
     var description: String { "Flatpak Secret portal (\(sandbox.applicationID ?? "unnamed application"))" }
     var released: any KeySource { self }
+    var protects: String {
+        "stops a leaked backup of the app's data, other local users and other sandboxed apps; disk theft only as far as "
+            + "the login password (the secret is in the login keyring); not malware running as you outside a sandbox"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
         guard let sandbox = FlatpakSandbox.detect(settings.environment) else { return nil }

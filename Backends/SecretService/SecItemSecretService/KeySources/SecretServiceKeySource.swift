@@ -30,6 +30,10 @@ struct SecretServiceKeySource: KeySource {
     var protection: KeyProtection { Self.protectionKind }
     var description: String { "Secret Service key item (\(Self.schema))" }
     var released: any KeySource { self }
+    var protects: String {
+        "stops disk theft and a leaked backup as far as the login password is strong (the key is in the login keyring), "
+            + "and other local users; not malware running as you while the keyring is unlocked"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
         guard settings.keySource == name else { return nil }
