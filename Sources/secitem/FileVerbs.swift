@@ -91,7 +91,10 @@ enum FileVerbs {
                 }
             }
             code.keyFile = args.value("newKeyFile")
-            let newKey = FileMaintenance.NewKey.configured(SecItemConfiguration.resolve(code: code, environment: env))
+            // The PostgreSQL backend's own key file names the current key, not the new one.
+            var newEnvironment = env
+            newEnvironment["SECITEM_POSTGRESQL_KEY_FILE"] = nil
+            let newKey = FileMaintenance.NewKey.configured(SecItemConfiguration.resolve(code: code, environment: newEnvironment))
             let rewrapOnly = args.has("rewrapOnly")
             let path = try FileMaintenance.rekey(environment: env, to: newKey, rewrapOnly: rewrapOnly)
             let what = target == "passphrase" ? "passphrase" : target == "key-file" ? "key file" : "key source \(target)"

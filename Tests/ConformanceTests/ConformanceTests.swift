@@ -15,6 +15,9 @@ import SecItemSealedStore
 enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case file
+    /// A passphrase-protected file reopened with its key from the session key cache (the
+    /// kernel's user keyring), as the second of a script's `secitem` calls opens it.
+    case fileCachedPassphrase = "file (passphrase, cached key)"
     /// The real gnome-keyring-daemon of scripts/with-secret-service; a fresh namespace per case.
     case secretService = "secret-service"
     /// The private PostgreSQL server of scripts/with-postgresql; a fresh schema per case.
@@ -37,7 +40,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         switch self {
         case .memory: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
         // Every write is a durable (fsync'd) SQLite transaction.
-        case .file: return ConformanceOptions(threads: 8, operationsPerThread: 250)
+        case .file, .fileCachedPassphrase: return ConformanceOptions(threads: 8, operationsPerThread: 250)
         // gnome-keyring rewrites its keyring file on every write (~35 ms).
         case .secretService: return ConformanceOptions(threads: 4, operationsPerThread: 25)
         // One connection per backend: the threads take turns on it, each write a durable commit.
@@ -50,6 +53,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         switch self {
         case .memory: return MemoryBackend()
         case .file: return try FileBackendStores.make()
+        case .fileCachedPassphrase: return try FileBackendStores.makeCachedPassphrase()
         case .secretService:
             return try SecretServiceBackend(
                 configuration: .init(namespace: "conformance-\(UUID().uuidString)", timeout: .seconds(20)))
@@ -75,7 +79,7 @@ struct ConformanceTests {
         switch backend {
         case .secretService: try TestService.secretService.require()
         case .postgresql: try TestService.postgresql.require()
-        case .memory, .file, .registered: break
+        case .memory, .file, .fileCachedPassphrase, .registered: break
         }
         try await test.run(options: backend.options) { try backend.makeBackend() }
     }
@@ -94,6 +98,17 @@ enum FileBackendStores {
         let dir = root + "/" + UUID().uuidString
         let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
         return try SQLiteBackend(configuration: .init(path: dir + "/keychain.db", keySource: .rawKey(key)))
+    }
+
+    /// A passphrase store (cheap scrypt), created, closed, and opened again: the second
+    /// open takes its key from the session key cache (kept 2 s, long enough for that).
+    static func makeCachedPassphrase() throws -> SQLiteBackend {
+        var configuration = SQLiteBackend.Configuration(
+            path: root + "/" + UUID().uuidString + "/keychain.db", keySource: .passphrase("conformance \(UUID())"),
+            scryptParameters: ScryptParameters(logN: 10, r: 8, p: 1))
+        configuration.keyCacheTimeout = 2
+        try SQLiteBackend(configuration: configuration).close()
+        return try SQLiteBackend(configuration: configuration)
     }
 }
 
