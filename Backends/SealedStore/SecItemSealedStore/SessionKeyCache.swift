@@ -88,7 +88,7 @@ package enum SessionKeyCache {
     }
 
     /// The key cached under `name`, when there is one and `proof` proves it.
-    static func lookup(_ name: String, proof: UnsafeRawBufferPointer) -> SecretBytes? {
+    package static func lookup(_ name: String, proof: UnsafeRawBufferPointer) -> SecretBytes? {
         var length = 0
         let payload = SecretBytes(count: payloadLength) { out in
             length = csecitem_keyring_read(name, out, payloadLength)
@@ -108,7 +108,7 @@ package enum SessionKeyCache {
     }
 
     /// Caches `kek` under `name` for `timeout` seconds (nothing when 0 or on any failure).
-    static func store(_ name: String, kek: SecretBytes, proof: UnsafeRawBufferPointer, timeout: Int) {
+    package static func store(_ name: String, kek: SecretBytes, proof: UnsafeRawBufferPointer, timeout: Int) {
         guard timeout > 0, let tag = self.proof(name, kek: kek, secret: proof) else { return }
         let payload = SecretBytes(count: payloadLength) { out in
             out[0] = version
