@@ -38,8 +38,8 @@ package struct KeyEncryptionKey {
         throws(SecItemError) -> KeyEncryptionKey
     {
         let made = try source.source.newKey(context)
-        let header = KeychainHeader(
-            protection: made.protection, scrypt: made.scrypt, salt: made.salt, wrappedDataKey: [], epoch: 0, format: format)
+        var header = KeychainHeader(protection: made.protection, wrappedDataKey: [], epoch: 0, format: format)
+        header.protect(with: made)
         var unhurried = context
         unhurried.keyCacheTimeout = 0  // the key must come from the source itself
         let again = try source.source.existingKey(header, unhurried)

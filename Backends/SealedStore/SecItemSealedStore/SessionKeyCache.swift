@@ -61,7 +61,9 @@ package enum SessionKeyCache {
         guard let cached else { return try source.existingKey(header, context) }
         if let kek = cached {
             if (try? header.unwrap(kek: kek)) ?? nil != nil {
-                return KeyEncryptionKey(kek: kek, protection: header.protection, scrypt: header.scrypt, salt: header.salt)
+                return KeyEncryptionKey(
+                    kek: kek, protection: header.protection, scrypt: header.scrypt, salt: header.salt,
+                    parameters: header.parameters)
             }
             _ = csecitem_keyring_drop(name)  // stale or damaged: derive again
         }
