@@ -142,9 +142,12 @@ let package = Package(
             path: "Backends/SealedStore/CSecItemKeyring",
             cSettings: cWarnings + [.enableWarning("pedantic"), .enableWarning("shadow")]
         ),
+        // The tpm2 key source's TPM calls: tpm2-tss opened with dlopen on first use, so no build
+        // needs libtss2-dev and no program links it (its headers, when installed, check the declarations).
+        .target(name: "CSecItemTSS2", path: "Backends/SealedStore/CSecItemTSS2", cSettings: cWarnings),
         .target(
             name: "SecItemSealedStore",
-            dependencies: ["SecItemCore", "CSecItemCrypto", "CSecItemKeyring"],
+            dependencies: ["SecItemCore", "CSecItemCrypto", "CSecItemKeyring", "CSecItemTSS2"],
             path: "Backends/SealedStore/SecItemSealedStore"
         ),
         // Its own tests: neither SQLite nor PostgreSQL.

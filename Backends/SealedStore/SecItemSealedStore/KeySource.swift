@@ -59,9 +59,10 @@ extension KeySource {
 /// named (a key file before a passphrase before the generated key file).
 /// A new source that a setting selects adds one line here.
 package enum KeySources {
-    /// The sources of this module (the generated key file last: it always applies).
+    /// The sources of this module (the generated key file last: it always applies; the
+    /// TPM only when named).
     private static let builtIn: [any KeySource.Type] = [
-        KeyFileKeySource.self, PassphraseKeySource.self, GeneratedKeyFileSource.self,
+        KeyFileKeySource.self, PassphraseKeySource.self, TPM2KeySource.self, GeneratedKeyFileSource.self,
     ]
 
     /// Sources that live in modules above this one and are added with
@@ -90,7 +91,7 @@ package enum KeySources {
     /// Every protection a store's header may record (a source with a new kind of
     /// wrapping adds its own).
     package static var protections: Set<KeyProtection> {
-        Set<KeyProtection>([.key, .passphrase]).union(added.withLock { $0.map(\.protection) })
+        Set<KeyProtection>([.key, .passphrase, .tpm2]).union(added.withLock { $0.map(\.protection) })
     }
 
     /// The source a resolved configuration describes: the one `key-source` names, else
@@ -152,7 +153,14 @@ package struct KeyProtection: RawRepresentable, Hashable, Sendable {
     package static let passphrase = KeyProtection(rawValue: "passphrase")
 
     /// How errors name it.
-    package var phrase: String { self == .passphrase ? "a passphrase" : self == .key ? "a key (raw key or key file)" : rawValue }
+    package var phrase: String {
+        switch self {
+        case .passphrase: "a passphrase"
+        case .key: "a key (raw key or key file)"
+        case .tpm2: "a key sealed to a TPM (key source tpm2)"
+        default: rawValue
+        }
+    }
 }
 
 /// Where a sealed store's key-encryption key comes from (the file and PostgreSQL
@@ -196,7 +204,7 @@ public struct SealedStoreKeySource: Sendable, CustomStringConvertible, CustomDeb
     /// not against someone who can read the user's files.
     public static var automatic: SealedStoreKeySource { SealedStoreKeySource(GeneratedKeyFileSource()) }
 
-    /// The kind of source: `key-file`, `passphrase`, `raw-key` or `automatic`
+    /// The kind of source: `key-file`, `passphrase`, `tpm2`, `raw-key` or `automatic`
     /// (the names `SECITEM_KEY_SOURCE` takes, where a setting can select it).
     public var kind: String { type(of: source).name }
 

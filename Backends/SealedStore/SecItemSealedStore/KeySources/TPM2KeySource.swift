@@ -1,0 +1,230 @@
+internal import CSecItemTSS2
+import Foundation
+public import SecItemCore
+
+/// The key-encryption key sealed to a TPM 2.0 (`SECITEM_KEY_SOURCE=tpm2`).
+///
+/// A new store gets a random 256-bit key, sealed as a keyed-hash object under the
+/// TPM's storage primary key (the TCG SRK template under the owner hierarchy, which
+/// every process on the same TPM re-creates identically, so nothing is kept in the
+/// TPM). The sealed blob, which only that TPM can load, is kept in the store's header
+/// (`kek_tpm2_sealed`); with PCRs (`SECITEM_TPM2_PCRS`, `kek_tpm2_pcrs`) the TPM
+/// unseals it only while they hold the values they held when it was sealed. The key
+/// travels to and from the TPM encrypted (sessions salted with the primary key).
+///
+/// The TPM is `/dev/tpmrm0`, or any TSS2 TCTI string in `SECITEM_TPM2_TCTI`
+/// (`swtpm:host=127.0.0.1,port=2321`). tpm2-tss is loaded on first use; nothing links it.
+/// Another TPM (another machine, a cleared TPM, a fresh swtpm state) or changed PCRs
+/// give `errSecAuthFailed`; no TPM, or no tpm2-tss, `errSecNotAvailable`. Nothing is rewritten.
+struct TPM2KeySource: KeySource {
+    static let name = "tpm2"
+    static let missingSetting = "no TPM is configured"
+    /// The variables it reads (until settings are declared per source, issue 22).
+    static let tctiVariable = "SECITEM_TPM2_TCTI"
+    static let pcrsVariable = "SECITEM_TPM2_PCRS"
+    static let defaultTCTI = "device:/dev/tpmrm0"
+    static let sealedKey = KeychainHeader.parameterPrefix + "tpm2_sealed"
+    static let pcrsKey = KeychainHeader.parameterPrefix + "tpm2_pcrs"
+
+    /// The TSS2 TCTI configuration string.
+    var tcti: String
+    /// The PCRs a new sealing binds to (the store's header says which an existing one has).
+    var pcrs: PCRSelection?
+
+    var protection: KeyProtection { .tpm2 }
+    var description: String { "TPM 2.0 (\(tcti))" + (pcrs.map { ", PCRs \($0)" } ?? "") }
+    var released: any KeySource { self }
+
+    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
+        guard settings.keySource == name else { return nil }
+        let env = settings.environment
+        let tcti = env[tctiVariable].flatMap { $0.isEmpty ? nil : $0 } ?? defaultTCTI
+        let pcrs = try env[pcrsVariable].flatMap { $0.isEmpty ? nil : $0 }.map { (text) throws(SecItemError) in
+            try PCRSelection(parsing: text, setting: pcrsVariable)
+        }
+        return TPM2KeySource(tcti: tcti, pcrs: pcrs)
+    }
+
+    func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
+        let kek = try SecretBytes(random: Crypto.keyLength)
+        let blob = try TPM2Connection.open(tcti, context).seal(kek, pcrs: pcrs, context)
+        var values: [String: KeychainHeader.MetaValue] = [Self.sealedKey: .bytes(blob)]
+        if let pcrs { values[Self.pcrsKey] = .text(pcrs.description) }
+        return KeyEncryptionKey(kek: kek, protection: .tpm2, parameters: values)
+    }
+
+    func existingKey(_ header: KeychainHeader?, _ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
+        guard let header else {
+            throw SecItemError(errSecParam, "the tpm2 key source seals a key for a store; it has no key without one")
+        }
+        try expect(header, context, "the TPM (SECITEM_KEY_SOURCE=tpm2)")
+        guard let blob = header.parameters[Self.sealedKey]?.bytes else {
+            throw SecItemError(errSecInvalidKeychain, "the keychain \(context.store) lacks its TPM-sealed key (\(Self.sealedKey))")
+        }
+        let pcrs = try header.parameters[Self.pcrsKey].map { (value) throws(SecItemError) in
+            guard let text = value.text else {
+                throw SecItemError(errSecInvalidKeychain, "the keychain \(context.store) has a malformed \(Self.pcrsKey)")
+            }
+            return try PCRSelection(parsing: text, setting: "the keychain's \(Self.pcrsKey)")
+        }
+        let kek = try TPM2Connection.open(tcti, context).unseal(blob, pcrs: pcrs, context)
+        return KeyEncryptionKey(kek: kek, protection: .tpm2, parameters: header.parameters)
+    }
+
+    func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
+        (
+            "key: sealed to the TPM 2.0 at \(tcti)\(pcrs.map { ", bound to PCRs \($0)" } ?? "") (stops disk theft and a leaked "
+                + "backup: only this TPM unseals it; not malware running as you on this machine, nor root)", nil
+        )
+    }
+}
+
+extension KeyProtection {
+    /// A key sealed to a TPM 2.0 (the header keeps the sealed blob).
+    package static let tpm2 = KeyProtection(rawValue: "tpm2")
+}
+
+/// TPM PCRs of one bank, as `SECITEM_TPM2_PCRS` writes them: `sha256:7,11`, or `7,11` (SHA-256).
+struct PCRSelection: Sendable, CustomStringConvertible, Equatable {
+    static let banks: [(name: String, algorithm: UInt16)] = [("sha1", 0x0004), ("sha256", 0x000B), ("sha384", 0x000C), ("sha512", 0x000D)]
+
+    var bank: String
+    var algorithm: UInt16
+    /// Bit i: PCR i (0...23).
+    var mask: UInt32
+
+    init(parsing text: String, setting: String) throws(SecItemError) {
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let bankName = parts.count == 2 ? parts[0].lowercased() : "sha256"
+        guard let found = Self.banks.first(where: { $0.name == bankName }) else {
+            throw SecItemError(
+                errSecParam, "\(setting) names the PCR bank \"\(bankName)\"; expected \(Self.banks.map(\.name).joined(separator: ", "))")
+        }
+        var mask: UInt32 = 0
+        for item in (parts.last ?? "").split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = item.trimmingCharacters(in: .whitespaces)
+            guard let index = Int(trimmed), (0...23).contains(index) else {
+                throw SecItemError(errSecParam, "\(setting) is \"\(text)\"; expected PCR numbers 0 to 23, as in sha256:7,11")
+            }
+            mask |= 1 << UInt32(index)
+        }
+        guard mask != 0 else { throw SecItemError(errSecParam, "\(setting) names no PCR") }
+        (bank, algorithm, self.mask) = (found.name, found.algorithm, mask)
+    }
+
+    var description: String {
+        "\(bank):" + (0..<24).filter { mask & (1 << UInt32($0)) != 0 }.map(String.init).joined(separator: ",")
+    }
+}
+
+/// One connection to a TPM through tpm2-tss (closed when released).
+final class TPM2Connection {
+    private let handle: OpaquePointer
+    let tcti: String
+
+    private init(handle: OpaquePointer, tcti: String) {
+        self.handle = handle
+        self.tcti = tcti
+    }
+
+    deinit { csecitem_tpm2_disconnect(handle) }
+
+    /// Connects and creates the storage primary key.
+    /// - Throws: `errSecNotAvailable` without tpm2-tss or without a TPM at `tcti`.
+    static func open(_ tcti: String, _ context: KeySourceContext) throws(SecItemError) -> TPM2Connection {
+        var error = csecitem_tpm2_error()
+        var handle: OpaquePointer?
+        guard csecitem_tpm2_connect(tcti, &handle, &error) == 1, let handle else {
+            let reason = Self.message(error)
+            if error.rc == 0 || error.rc & 0xFFFF_0000 != 0 {
+                throw SecItemError(
+                    errSecNotAvailable,
+                    "the keychain \(context.store) is sealed to a TPM (key source tpm2), but \(reason) (\(TPM2KeySource.tctiVariable))")
+            }
+            throw SecItemError(errSecNotAvailable, "the TPM at \(tcti) refused the tpm2 key source: \(reason)")
+        }
+        return TPM2Connection(handle: handle, tcti: tcti)
+    }
+
+    /// Seals `secret`, bound to `pcrs`' current values when given; returns the blob.
+    func seal(_ secret: SecretBytes, pcrs: PCRSelection?, _ context: KeySourceContext) throws(SecItemError) -> [UInt8] {
+        var error = csecitem_tpm2_error()
+        var blob = [UInt8](repeating: 0, count: Int(CSECITEM_TPM2_BLOB_MAX))
+        var size = 0
+        let ok = secret.withBytes { (p, n) in
+            csecitem_tpm2_seal(handle, p, n, pcrs?.algorithm ?? 0, pcrs?.mask ?? 0, &blob, blob.count, &size, &error)
+        }
+        guard ok == 1 else {
+            throw SecItemError(
+                error.rc & 0xFFFF_0000 == 0 && error.rc != 0 ? errSecAuthFailed : errSecNotAvailable,
+                "the TPM at \(tcti) did not seal a key for the keychain \(context.store): \(Self.message(error))")
+        }
+        return Array(blob[..<size])
+    }
+
+    /// Unseals a blob ``seal(_:pcrs:_:)`` made.
+    /// - Throws: `errSecAuthFailed` when this TPM refuses it (another TPM's blob, changed PCRs).
+    func unseal(_ blob: [UInt8], pcrs: PCRSelection?, _ context: KeySourceContext) throws(SecItemError) -> SecretBytes {
+        var error = csecitem_tpm2_error()
+        var size = 0
+        let key = SecretBytes(zeroed: Int(CSECITEM_TPM2_SECRET_MAX))
+        let ok = key.withBytes { (p, n) in
+            csecitem_tpm2_unseal(
+                handle, blob, blob.count, pcrs?.algorithm ?? 0, pcrs?.mask ?? 0, UnsafeMutablePointer(mutating: p), n, &size, &error)
+        }
+        guard ok == 1 else { throw Self.refusal(error, tcti: tcti, pcrs: pcrs, context) }
+        guard size == Crypto.keyLength else {
+            throw SecItemError(errSecAuthFailed, "the TPM at \(tcti) unsealed a key of \(size) bytes for the keychain \(context.store), not 32")
+        }
+        return key.withBytes { (p, _) in SecretBytes(copying: UnsafeBufferPointer(start: p, count: size)) }
+    }
+
+    /// The status and message for a refused unseal (never the key: the TPM returned none).
+    static func refusal(_ error: csecitem_tpm2_error, tcti: String, pcrs: PCRSelection?, _ context: KeySourceContext) -> SecItemError {
+        let reason = message(error)
+        let rc = error.rc
+        guard rc != 0, rc & 0xFFFF_0000 == 0 else {
+            return SecItemError(errSecNotAvailable, "the TPM at \(tcti) could not unseal the key of the keychain \(context.store): \(reason)")
+        }
+        // A format-1 response code: bit 7 set, the error in bits 0-5 (the rest names the parameter, handle or session).
+        let code = rc & 0x80 != 0 ? rc & 0xBF : rc
+        switch code {
+        case 0x09D, 0x128, 0x127:  // TPM_RC_POLICY_FAIL, TPM_RC_PCR_CHANGED, TPM_RC_PCR
+            return SecItemError(
+                errSecAuthFailed,
+                "the TPM at \(tcti) refuses to unseal the key of the keychain \(context.store): its PCRs "
+                    + "\(pcrs.map { "(\($0)) " } ?? "")no longer hold the values the key was sealed to "
+                    + "(firmware, boot loader, Secure Boot state or kernel changed, or a PCR was extended); \(reason)")
+        case 0x921, 0x922:  // TPM_RC_LOCKOUT, TPM_RC_RETRY (warnings: bit 11, not format 1)
+            return SecItemError(errSecNotAvailable, "the TPM at \(tcti) is not answering now (\(reason)); nothing was changed")
+        default:
+            return SecItemError(
+                errSecAuthFailed,
+                "the keychain \(context.store) was sealed by a different TPM (another machine, or this TPM was cleared "
+                    + "or its state reset): the TPM at \(tcti) cannot unseal its key; \(reason)")
+        }
+    }
+
+    private static func message(_ error: csecitem_tpm2_error) -> String {
+        withUnsafeBytes(of: error.message) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+}
+
+extension SealedStoreKeySource {
+    /// The key-encryption key sealed to a TPM 2.0 (`SECITEM_KEY_SOURCE=tpm2`).
+    ///
+    /// A new store seals a random key to the TPM and keeps the sealed blob in its
+    /// header; only the same TPM unseals it (another machine, a cleared TPM: `errSecAuthFailed`).
+    /// - Parameters:
+    ///   - tcti: the TSS2 TCTI string naming the TPM; `nil` is `device:/dev/tpmrm0`.
+    ///   - pcrs: for a new sealing, the PCRs whose current values the key is bound to,
+    ///     as `sha256:7,11` or `7,11`; `nil` binds to none. Opening a store uses the PCRs
+    ///     its header records.
+    /// - Throws: `errSecParam` for an unusable PCR selection.
+    public static func tpm2(tcti: String? = nil, pcrs: String? = nil) throws(SecItemError) -> SealedStoreKeySource {
+        let selection = try pcrs.map { (text) throws(SecItemError) in try PCRSelection(parsing: text, setting: "the PCR selection") }
+        return SealedStoreKeySource(TPM2KeySource(tcti: tcti ?? TPM2KeySource.defaultTCTI, pcrs: selection))
+    }
+}
