@@ -153,7 +153,7 @@ let package = Package(
         // Its own tests: neither SQLite nor PostgreSQL.
         .testTarget(
             name: "SealedStoreTests",
-            dependencies: ["SecItemSealedStore", "SecItemCore", "SecItemConformance"],
+            dependencies: ["SecItemSealedStore", "SecItemCore", "SecItemConformance", "SecItemTestSupport"],
             path: "Tests/SealedStoreTests"
         ),
 

@@ -18,6 +18,8 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
     /// A passphrase-protected file reopened with its key from the session key cache (the
     /// kernel's user keyring), as the second of a script's `secitem` calls opens it.
     case fileCachedPassphrase = "file (passphrase, cached key)"
+    /// The encrypted file with its key sealed to a TPM (one swtpm for the run: `TPM2FileStores`).
+    case fileTPM2 = "file (tpm2)"
     /// The real gnome-keyring-daemon of scripts/with-secret-service; a fresh namespace per case.
     case secretService = "secret-service"
     /// The private PostgreSQL server of scripts/with-postgresql; a fresh schema per case.
@@ -40,7 +42,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         switch self {
         case .memory: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
         // Every write is a durable (fsync'd) SQLite transaction.
-        case .file, .fileCachedPassphrase: return ConformanceOptions(threads: 8, operationsPerThread: 250)
+        case .file, .fileCachedPassphrase, .fileTPM2: return ConformanceOptions(threads: 8, operationsPerThread: 250)
         // gnome-keyring rewrites its keyring file on every write (~35 ms).
         case .secretService: return ConformanceOptions(threads: 4, operationsPerThread: 25)
         // One connection per backend: the threads take turns on it, each write a durable commit.
@@ -54,6 +56,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         case .memory: return MemoryBackend()
         case .file: return try FileBackendStores.make()
         case .fileCachedPassphrase: return try FileBackendStores.makeCachedPassphrase()
+        case .fileTPM2: return try TPM2FileStores.make()
         case .secretService:
             return try SecretServiceBackend(
                 configuration: .init(namespace: "conformance-\(UUID().uuidString)", timeout: .seconds(20)))
@@ -79,6 +82,7 @@ struct ConformanceTests {
         switch backend {
         case .secretService: try TestService.secretService.require()
         case .postgresql: try TestService.postgresql.require()
+        case .fileTPM2: try TestService.softwareTPM.require()
         case .memory, .file, .fileCachedPassphrase, .registered: break
         }
         try await test.run(options: backend.options) { try backend.makeBackend() }
@@ -109,6 +113,21 @@ enum FileBackendStores {
         configuration.keyCacheTimeout = 2
         try SQLiteBackend(configuration: configuration).close()
         return try SQLiteBackend(configuration: configuration)
+    }
+}
+
+/// Fresh file keychains whose key is sealed to one swtpm, started on first use and
+/// stopped when the process exits.
+enum TPM2FileStores {
+    static let tpm: Result<SoftwareTPM, any Error> = {
+        atexit { if case .success(let tpm) = TPM2FileStores.tpm { tpm.stop() } }
+        return Result { try SoftwareTPM() }
+    }()
+
+    static func make() throws -> SQLiteBackend {
+        let tcti = try tpm.get().tcti
+        return try SQLiteBackend(
+            configuration: .init(path: FileBackendStores.root + "/" + UUID().uuidString + "/keychain.db", keySource: try .tpm2(tcti: tcti)))
     }
 }
 

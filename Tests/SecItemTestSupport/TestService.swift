@@ -19,6 +19,8 @@ public enum TestService: Sendable, CaseIterable {
     /// xdg-desktop-portal with gnome-keyring's Secret portal on the Secret Service's bus
     /// (`scripts/with-secret-service`).
     case secretPortal
+    /// Debian's swtpm and tpm2-tools: each suite starts its own TPM (``SoftwareTPM``).
+    case softwareTPM
 
     /// Whether a missing service fails the tests instead of skipping them (`SECITEM_REQUIRE_SERVICES=1`).
     public static var required: Bool { ProcessInfo.processInfo.environment["SECITEM_REQUIRE_SERVICES"] == "1" }
@@ -47,6 +49,10 @@ public enum TestService: Sendable, CaseIterable {
         case .gitTestSuite:
             guard set("SECITEM_GIT_TEST_SUITE"), set("SECITEM_GIT_CREDENTIAL_LIBSECRET") else {
                 return "needs git's test suite and its libsecret helper (scripts/git-test-suite; run scripts/test)"
+            }
+        case .softwareTPM:
+            for program in ["swtpm", "tpm2_pcrextend"] where (try? Executables.which(program)) == nil {
+                return "needs \(program) (Debian's swtpm and tpm2-tools; scripts/install-deps installs them)"
             }
         }
         return nil
