@@ -56,13 +56,15 @@ extension KeySource {
 }
 
 /// The key sources a setting can select, in their order of precedence when none is
-/// named (a key file before a passphrase before the generated key file).
+/// named (a key file, then a systemd credential, before a passphrase before the
+/// generated key file; the TPM only when named).
 /// A new source that a setting selects adds one line here.
 package enum KeySources {
-    /// The sources of this module (the generated key file last: it always applies; the
-    /// TPM only when named).
+    /// The sources of this module (a key file, then a systemd credential, before a
+    /// passphrase; the TPM only when named; the generated key file last: it always applies).
     private static let builtIn: [any KeySource.Type] = [
-        KeyFileKeySource.self, PassphraseKeySource.self, TPM2KeySource.self, GeneratedKeyFileSource.self,
+        KeyFileKeySource.self, SystemdCredentialKeySource.self, PassphraseKeySource.self, TPM2KeySource.self,
+        GeneratedKeyFileSource.self,
     ]
 
     /// Sources that live in modules above this one and are added with
@@ -204,7 +206,7 @@ public struct SealedStoreKeySource: Sendable, CustomStringConvertible, CustomDeb
     /// not against someone who can read the user's files.
     public static var automatic: SealedStoreKeySource { SealedStoreKeySource(GeneratedKeyFileSource()) }
 
-    /// The kind of source: `key-file`, `passphrase`, `tpm2`, `raw-key` or `automatic`
+    /// The kind of source: `key-file`, `systemd-credential`, `passphrase`, `tpm2`, `raw-key` or `automatic`
     /// (the names `SECITEM_KEY_SOURCE` takes, where a setting can select it).
     public var kind: String { type(of: source).name }
 
@@ -212,8 +214,9 @@ public struct SealedStoreKeySource: Sendable, CustomStringConvertible, CustomDeb
     /// between hosts refuses it).
     package var isGenerated: Bool { source is GeneratedKeyFileSource }
 
-    /// The key file this source reads, if it is one (`nil` for the generated key file).
-    public var keyFilePath: String? { (source as? KeyFileKeySource)?.path }
+    /// The key file this source reads, if it is one (a systemd credential included;
+    /// `nil` for the generated key file).
+    public var keyFilePath: String? { (source as? KeyFileKeySource)?.path ?? (source as? SystemdCredentialKeySource)?.path }
 
     public var description: String { source.description }
     public var debugDescription: String { description }

@@ -52,8 +52,11 @@ public enum PrivateFile {
     /// its target) and `O_NONBLOCK` (a FIFO or device cannot hang the process),
     /// then checked with `fstat` on the open descriptor — a regular file, owned by
     /// this user, no group or other permissions — before a byte is read.
+    /// With `allowRootOwnerAndGroup` (a systemd credential: root-owned, read by the
+    /// service's user through an ACL, which shows as group bits), root may own it and
+    /// group bits are allowed; others must still have none.
     /// - Returns: The contents; the caller wipes them.
-    public static func read(_ path: String, maxBytes: Int) throws(Refusal) -> [UInt8] {
+    public static func read(_ path: String, maxBytes: Int, allowRootOwnerAndGroup: Bool = false) throws(Refusal) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
@@ -74,8 +77,8 @@ public enum PrivateFile {
         case S_IFSOCK: throw .notRegularFile("a socket")
         default: throw .notRegularFile("not a regular file")
         }
-        guard info.st_uid == geteuid() else { throw .foreignOwner(UInt32(info.st_uid)) }
-        guard info.st_mode & 0o077 == 0 else { throw .loosePermissions(UInt32(info.st_mode)) }
+        guard info.st_uid == geteuid() || (allowRootOwnerAndGroup && info.st_uid == 0) else { throw .foreignOwner(UInt32(info.st_uid)) }
+        guard info.st_mode & (allowRootOwnerAndGroup ? 0o007 : 0o077) == 0 else { throw .loosePermissions(UInt32(info.st_mode)) }
         var buffer = [UInt8](repeating: 0, count: maxBytes + 1)
         var total = 0
         while total < buffer.count {

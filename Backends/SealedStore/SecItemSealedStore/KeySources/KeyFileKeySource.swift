@@ -3,7 +3,7 @@ import SecItemCore
 
 /// A file holding a 256-bit key: 32 raw bytes, 64 hex digits or base64; refused
 /// when others could read it or another user owns it. Selected by `SECITEM_KEY_FILE`
-/// (`key-file`), or `secitem.key` in systemd's `$CREDENTIALS_DIRECTORY`.
+/// (`key-file`). (A key systemd hands over is ``SystemdCredentialKeySource``.)
 struct KeyFileKeySource: KeySource {
     static let name = "key-file"
     static let missingSetting = "SECITEM_KEY_FILE is not set"
@@ -18,7 +18,7 @@ struct KeyFileKeySource: KeySource {
     }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
-        (settings.keyFile ?? credentialsKeyFile(settings.environment)).map { KeyFileKeySource(path: $0) }
+        settings.keyFile.map { KeyFileKeySource(path: $0) }
     }
 
     func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
@@ -33,11 +33,5 @@ struct KeyFileKeySource: KeySource {
 
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
         ("key: key file \(path)", path)
-    }
-
-    private static func credentialsKeyFile(_ env: [String: String]) -> String? {
-        guard let dir = env["CREDENTIALS_DIRECTORY"], !dir.isEmpty else { return nil }
-        let path = dir + "/secitem.key"
-        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 }

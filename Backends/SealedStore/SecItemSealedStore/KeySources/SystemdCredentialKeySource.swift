@@ -1,0 +1,72 @@
+import Foundation
+import SecItemCore
+
+/// A 256-bit key that systemd hands a service: the credential `secitem.key` (or the name
+/// in `SECITEM_CREDENTIAL`) in `$CREDENTIALS_DIRECTORY`, from `LoadCredential=` or
+/// `LoadCredentialEncrypted=` (`systemd-creds encrypt --with-key=tpm2 …`): the service's
+/// environment holds no secret, and an encrypted credential is only decrypted by systemd
+/// on the machine (and TPM) it was encrypted for.
+///
+/// Chosen when named (`systemd-credential`), or when no key file is set and the
+/// credential is there. systemd writes the file read-only and, for a unit with `User=`,
+/// owned by root with an ACL granting the user read access (so its mode shows group
+/// bits): the file may be owned by this user or by root, and must grant others nothing.
+struct SystemdCredentialKeySource: KeySource {
+    static let name = "systemd-credential"
+    static let missingSetting = "CREDENTIALS_DIRECTORY is not set (the service unit has no LoadCredential= or LoadCredentialEncrypted= line)"
+    /// The variable naming the credential (until settings are declared per source, issue 22).
+    static let credentialVariable = "SECITEM_CREDENTIAL"
+    static let defaultCredential = "secitem.key"
+
+    var path: String
+    var protection: KeyProtection { .key }
+    var description: String { "systemd credential \(path)" }
+    var released: any KeySource { self }
+
+    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
+        let env = settings.environment
+        guard let dir = env["CREDENTIALS_DIRECTORY"], !dir.isEmpty else { return nil }
+        let credential = env[credentialVariable].flatMap { $0.isEmpty ? nil : $0 } ?? defaultCredential
+        guard !credential.contains("/"), credential != ".", credential != ".." else {
+            throw SecItemError(errSecParam, "\(credentialVariable) is \"\(credential)\"; a credential name has no slash")
+        }
+        let path = dir + "/" + credential
+        // Picked without being named only when systemd gave that credential.
+        guard settings.keySource == name || FileManager.default.fileExists(atPath: path) else { return nil }
+        return SystemdCredentialKeySource(path: path)
+    }
+
+    func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
+        try existingKey(nil, context)
+    }
+
+    func existingKey(_ header: KeychainHeader?, _ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
+        var buffer: [UInt8]
+        do throws(PrivateFile.Refusal) {
+            buffer = try PrivateFile.read(path, maxBytes: 4096, allowRootOwnerAndGroup: true)
+        } catch {
+            switch error {
+            case .missing:
+                throw SecItemError(
+                    errSecNotAvailable, "the systemd credential \(path) does not exist (is it named in LoadCredentialEncrypted=?)")
+            case .io: throw SecItemError(errSecIO, "the systemd credential: \(error.describe(path))")
+            default: throw SecItemError(errSecParam, "the systemd credential is refused: \(error.describe(path))")
+            }
+        }
+        defer { wipe(&buffer) }
+        guard let kek = KeyFile.parse(buffer[...]) else {
+            throw SecItemError(
+                errSecParam, "the systemd credential \(path) does not hold a 256-bit key (32 raw bytes, 64 hex digits or base64)")
+        }
+        try expect(header, context, "a systemd credential")
+        return KeyEncryptionKey(kek: kek, protection: .key)
+    }
+
+    func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
+        (
+            "key: systemd credential \(path) (no secret in the environment; with LoadCredentialEncrypted= the credential "
+                + "is stored encrypted and only this machine's systemd decrypts it: it stops disk theft and a leaked backup "
+                + "when encrypted to the TPM, not root or malware running as the service's user)", nil
+        )
+    }
+}
