@@ -217,7 +217,7 @@ let package = Package(
             name: "SecItemBenchmarks",
             dependencies: [
                 "SecItemSealedStore", "SecItem", "SecItemCore", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
-                "CSecItemLibsecret", "SecItemPostgreSQL",
+                "CSecItemLibsecret", "SecItemPostgreSQL", "CSecItemTSS2",
             ],
             path: "Benchmarks/SecItemBenchmarks"
         ),

@@ -50,7 +50,7 @@ enum Manual {
         "file": "The file backend's SQLite file (default $XDG_DATA_HOME/secitem/keychain.db).",
         "key-file": "The file backend's key file (mode 0600, owned by the user).",
         "passphrase-file": "A file holding the file backend's passphrase (mode 0600, owned by the user).",
-        "key-source": "Which key the file backend uses: key-file, passphrase or automatic (a key file it generates next to this config file); secret-service (an item in the login keyring) or portal (the Flatpak Secret portal, the automatic choice inside a sandbox).",
+        "key-source": "Which key the file backend uses: key-file, systemd-credential, passphrase, tpm2 (a key sealed to the TPM; SECITEM_TPM2_TCTI, SECITEM_TPM2_PCRS) or automatic (a key file it generates next to this config file); secret-service (an item in the login keyring) or portal (the Flatpak Secret portal, the automatic choice inside a sandbox).",
         "collection": "The Secret Service collection, an alias or an object path (default: the login collection).",
         "access-groups": "Shared access groups every program of the account is also entitled to, comma-separated; never a program's default group (SECITEM_ACCESS_GROUPS, by contrast, lists every group and the first is the default).",
         "postgresql-url": "The PostgreSQL backend's libpq URI or key=value string (the password belongs in ~/.pgpass).",

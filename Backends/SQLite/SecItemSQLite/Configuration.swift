@@ -76,7 +76,7 @@ extension SQLiteBackend {
         /// | variable | meaning |
         /// |---|---|
         /// | `SECITEM_FILE` | the SQLite file; default `$XDG_DATA_HOME/secitem/keychain.db` (`~/.local/share/…`) |
-        /// | `SECITEM_KEY_SOURCE` | `key-file`, `passphrase` or `automatic`: picks one explicitly (with `SecItem`'s SecretService trait also `secret-service`, `portal`: docs/key-sources.md) |
+        /// | `SECITEM_KEY_SOURCE` | `key-file`, `systemd-credential`, `passphrase`, `tpm2` or `automatic`: picks one explicitly (with `SecItem`'s SecretService trait also `secret-service`, `portal`: docs/key-sources.md) |
         /// | `SECITEM_FLATPAK_INFO` | the Flatpak info file that marks a sandbox (default `/.flatpak-info`; `FLATPAK_ID` too): inside one, the Secret portal keys the store |
         /// | `SECITEM_KEY_FILE` | a key file (first in precedence) |
         /// | `CREDENTIALS_DIRECTORY` | systemd credentials: `secitem.key` in it, when present, is the key file |

@@ -90,6 +90,12 @@ package enum KeySources {
         builtIn.dropLast() + added.withLock { $0.map(\.source) } + builtIn.suffix(1)
     }
 
+    /// The variables the key sources read themselves (listed by `secitem diagnose`;
+    /// until settings are declared per source, issue 22).
+    package static let environmentVariables = [
+        TPM2KeySource.tctiVariable, TPM2KeySource.pcrsVariable, SystemdCredentialKeySource.credentialVariable,
+    ]
+
     /// Every protection a store's header may record (a source with a new kind of
     /// wrapping adds its own).
     package static var protections: Set<KeyProtection> {

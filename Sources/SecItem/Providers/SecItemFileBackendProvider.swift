@@ -12,7 +12,7 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public var displayName: String { "the encrypted file" }
     public var environmentVariables: [String] {
         [SecItemConfiguration.Variable.file, SecItemConfiguration.Variable.keyFile, SecItemConfiguration.Variable.keySource, SecItemConfiguration.Variable.passphrase, SecItemConfiguration.Variable.passphraseFile, SecItemConfiguration.Variable.keyCacheTimeout, "XDG_DATA_HOME",
-         "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID"]
+         "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID"] + KeySources.environmentVariables
     }
     public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.passphrase] }
 

@@ -2,6 +2,7 @@
 #if PostgreSQL
 public import SecItemCore
 import SecItemPostgreSQL
+import SecItemSealedStore
 
 /// The PostgreSQL backend's provider: `SECITEM_BACKEND=postgresql` (or
 /// `backend = postgresql`) opens the keychain shared through the server that
@@ -17,7 +18,7 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
         [SecItemConfiguration.Variable.postgresqlURL, SecItemConfiguration.Variable.postgresqlSchema, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "SECITEM_POSTGRESQL_KEY_FILE",
          "PGHOST", "PGHOSTADDR",
          "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
-         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"]
+         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"] + KeySources.environmentVariables
     }
     /// The URL may hold a password (diagnose's postgresql lines show it redacted).
     public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.postgresqlURL, "PGPASSWORD"] }

@@ -11,7 +11,7 @@ import Foundation
 /// | `file` | `SECITEM_FILE` | the file backend's SQLite file |
 /// | `key-file` | `SECITEM_KEY_FILE` | the file backend's key file (0600, owned by the user) |
 /// | `passphrase-file` | `SECITEM_PASSPHRASE_FILE` | a file holding the passphrase (0600, owned by the user) |
-/// | `key-source` | `SECITEM_KEY_SOURCE` | `key-file`, `passphrase` or `automatic`; with the SecretService trait `secret-service` or `portal` |
+/// | `key-source` | `SECITEM_KEY_SOURCE` | `key-file`, `systemd-credential`, `passphrase`, `tpm2` or `automatic`; with the SecretService trait `secret-service` or `portal` |
 /// | `collection` | `SECITEM_COLLECTION` | the Secret Service collection (alias or object path) |
 /// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` (the first is the default) |
 /// | `postgresql-url` | `SECITEM_POSTGRESQL_URL` | the PostgreSQL backend's libpq URI or `key=value` string (password in `~/.pgpass`) |
