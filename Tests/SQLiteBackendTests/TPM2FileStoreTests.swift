@@ -22,7 +22,7 @@ import Testing
         }
         let raw = RawDB(db)
         #expect(raw.strings("SELECT value FROM meta WHERE key = 'kek'") == ["tpm2"])
-        #expect((raw.blob("SELECT value FROM meta WHERE key = 'source.tpm2.sealed'")?.count ?? 0) > 100)
+        #expect((raw.blob("SELECT value FROM meta WHERE key = 'kek_tpm2_sealed'")?.count ?? 0) > 100)
         let client = SecItemClient(backend: try openBackend(db, try .tpm2(tcti: tpm.tcti)), accessGroups: groups)
         #expect(try readData(client, "a") == "data-a")
 
@@ -73,7 +73,7 @@ import Testing
         let viaTPM = try openBackend(db, try .tpm2(tcti: tpm.tcti))
         #expect(try readData(SecItemClient(backend: viaTPM, accessGroups: groups), "a") == "data-a")
         try viaTPM.rekey(to: .passphrase("pw"), rewrapOnly: true)
-        #expect(RawDB(db).strings("SELECT key FROM meta WHERE key LIKE 'source.%'").isEmpty)
+        #expect(RawDB(db).strings("SELECT key FROM meta WHERE key GLOB 'kek_*'").isEmpty)
         #expect(try readData(SecItemClient(backend: try openBackend(db, .passphrase("pw")), accessGroups: groups), "a") == "data-a")
     }
 }

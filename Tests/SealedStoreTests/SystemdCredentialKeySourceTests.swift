@@ -40,7 +40,9 @@ import Testing
         let kek = try KeyEncryptionKey.forNewWrapping(source, context)
         #expect(kek.kek.equals(SecretBytes(copying: key)))
         let dataKey = try SecretBytes(random: 32)
-        var header = KeychainHeader(for: kek, epoch: 1)
+        var header = KeychainHeader(
+            protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
+        header.protect(with: kek)
         try header.wrap(dataKey, kek: kek.kek)
         #expect(try header.unwrap(kek: KeyEncryptionKey.forExisting(source, context, header: header).kek)?.equals(dataKey) == true)
         // A key file named in the environment still wins; a passphrase does not.

@@ -13,7 +13,9 @@ import Testing
     /// A header whose data key is wrapped under a new TPM-sealed key, as a store keeps it.
     private func sealedHeader(_ source: SealedStoreKeySource, dataKey: SecretBytes) throws -> KeychainHeader {
         let kek = try KeyEncryptionKey.forNewWrapping(source, context)
-        var header = KeychainHeader(for: kek, epoch: 1)
+        var header = KeychainHeader(
+            protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
+        header.protect(with: kek)
         try header.wrap(dataKey, kek: kek.kek)
         return try KeychainHeader.parse(Dictionary(uniqueKeysWithValues: header.metaValues.map { ($0.key, $0.value) }), source: "test")
     }
@@ -37,7 +39,7 @@ import Testing
         let source = try SealedStoreKeySource.tpm2(tcti: tpm.tcti)
         let header = try sealedHeader(source, dataKey: dataKey)
         #expect(header.protection.rawValue == "tpm2")
-        let blob = try #require(header.sourceValues["source.tpm2.sealed"]?.bytes)
+        let blob = try #require(header.parameters["kek_tpm2_sealed"]?.bytes)
         #expect(blob.count > 100)
         let kek = try KeyEncryptionKey.forExisting(source, context, header: header)
         #expect(try header.unwrap(kek: kek.kek)?.equals(dataKey) == true)
@@ -47,7 +49,7 @@ import Testing
         #expect(!stored.contains { Data($0).range(of: Data(kekBytes)) != nil })
         // A key source's header rows are bound into the wrapping: one more, and the key no longer unwraps it.
         var tampered = header
-        tampered.sourceValues["source.tpm2.extra"] = .text("x")
+        tampered.parameters["kek_tpm2_extra"] = .text("x")
         #expect(try tampered.unwrap(kek: kek.kek) == nil)
         #expect("\(source)" == "TPM 2.0 (\(tpm.tcti))")
     }
@@ -72,7 +74,7 @@ import Testing
         let dataKey = try SecretBytes(random: 32)
         let source = try SealedStoreKeySource.tpm2(tcti: tpm.tcti, pcrs: "sha256:7")
         let header = try sealedHeader(source, dataKey: dataKey)
-        #expect(header.sourceValues["source.tpm2.pcrs"] == .text("sha256:7"))
+        #expect(header.parameters["kek_tpm2_pcrs"] == .text("sha256:7"))
         // Opening reads the PCRs from the header, whatever the source was given.
         let plain = try SealedStoreKeySource.tpm2(tcti: tpm.tcti)
         #expect(try header.unwrap(kek: KeyEncryptionKey.forExisting(plain, context, header: header).kek)?.equals(dataKey) == true)
@@ -92,7 +94,7 @@ import Testing
                 let header = KeychainHeader(
                     protection: KeyProtection(rawValue: "tpm2"), wrappedDataKey: [1], epoch: 1)
                 var withBlob = header
-                withBlob.sourceValues["source.tpm2.sealed"] = .bytes([0, 1, 2])
+                withBlob.parameters["kek_tpm2_sealed"] = .bytes([0, 1, 2])
                 _ = try KeyEncryptionKey.forExisting(source, context, header: withBlob)
             },
         ] {
