@@ -51,7 +51,7 @@ struct MinimalTraitsTests {
         let ldd = try ChildProcess.run("/usr/bin/ldd", [executable])
         try #require(ldd.status == 0, "ldd failed: \(ldd.stderr)")
         let linked = ldd.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        for library in ["libsecret", "libgio", "libglib", "libgobject", "libpq"] {
+        for library in ["libsecret", "libgio", "libglib", "libgobject", "libpq", "libtss2"] {
             #expect(!linked.contains { $0.hasPrefix(library) }, "\(library) is linked:\n\(ldd.stdout)")
         }
         #expect(linked.contains { $0.hasPrefix("libsqlite3") }, "the file backend's SQLite is not linked:\n\(ldd.stdout)")

@@ -139,9 +139,9 @@ final class TPM2Connection {
             if error.rc == 0 || error.rc & 0xFFFF_0000 != 0 {
                 throw SecItemError(
                     errSecNotAvailable,
-                    "the keychain \(context.store) is sealed to a TPM (key source tpm2), but \(reason) (\(TPM2KeySource.tctiVariable))")
+                    "the key source tpm2 needs a TPM for the keychain \(context.store), but \(reason) (\(TPM2KeySource.tctiVariable))")
             }
-            throw SecItemError(errSecNotAvailable, "the TPM at \(tcti) refused the tpm2 key source: \(reason)")
+            throw SecItemError(errSecNotAvailable, "the TPM at \(tcti) refused the key source tpm2: \(reason)")
         }
         return TPM2Connection(handle: handle, tcti: tcti)
     }
@@ -167,10 +167,10 @@ final class TPM2Connection {
     func unseal(_ blob: [UInt8], pcrs: PCRSelection?, _ context: KeySourceContext) throws(SecItemError) -> SecretBytes {
         var error = csecitem_tpm2_error()
         var size = 0
-        let key = SecretBytes(zeroed: Int(CSECITEM_TPM2_SECRET_MAX))
-        let ok = key.withBytes { (p, n) in
-            csecitem_tpm2_unseal(
-                handle, blob, blob.count, pcrs?.algorithm ?? 0, pcrs?.mask ?? 0, UnsafeMutablePointer(mutating: p), n, &size, &error)
+        var ok: Int32 = 0
+        let capacity = Int(CSECITEM_TPM2_SECRET_MAX)
+        let key = SecretBytes(count: capacity) { out in
+            ok = csecitem_tpm2_unseal(handle, blob, blob.count, pcrs?.algorithm ?? 0, pcrs?.mask ?? 0, out, capacity, &size, &error)
         }
         guard ok == 1 else { throw Self.refusal(error, tcti: tcti, pcrs: pcrs, context) }
         guard size == Crypto.keyLength else {
