@@ -47,7 +47,7 @@ struct TPM2KeySource: KeySource {
 
     func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
         let kek = try SecretBytes(random: Crypto.keyLength)
-        let blob = try TPM2Connection.open(tcti, context).seal(kek, pcrs: pcrs, context)
+        let blob = try TPM2Connection.with(tcti, context) { (tpm) throws(SecItemError) in try tpm.seal(kek, pcrs: pcrs, context) }
         var values: [String: KeychainHeader.MetaValue] = [Self.sealedKey: .bytes(blob)]
         if let pcrs { values[Self.pcrsKey] = .text(pcrs.description) }
         return KeyEncryptionKey(kek: kek, protection: .tpm2, parameters: values)
@@ -67,7 +67,7 @@ struct TPM2KeySource: KeySource {
             }
             return try PCRSelection(parsing: text, setting: "the keychain's \(Self.pcrsKey)")
         }
-        let kek = try TPM2Connection.open(tcti, context).unseal(blob, pcrs: pcrs, context)
+        let kek = try TPM2Connection.with(tcti, context) { (tpm) throws(SecItemError) in try tpm.unseal(blob, pcrs: pcrs, context) }
         return KeyEncryptionKey(kek: kek, protection: .tpm2, parameters: header.parameters)
     }
 
@@ -117,9 +117,17 @@ struct PCRSelection: Sendable, CustomStringConvertible, Equatable {
     }
 }
 
-/// One connection to a TPM through tpm2-tss (closed when released).
+/// One connection to a TPM through tpm2-tss, for one operation (``with(_:_:_:)``).
 final class TPM2Connection {
-    private let handle: OpaquePointer
+    /// One TPM operation at a time in this process. A TPM runs one command at a time
+    /// anyway; and without a resource manager between it and its clients (swtpm's
+    /// socket, `device:/dev/tpm0`), a second connection would cut the first one off
+    /// and leave its primary key and sessions loaded in the TPM's few object slots
+    /// (TPM_RC_OBJECT_MEMORY for everyone after). The kernel's /dev/tpmrm0 flushes a
+    /// client's objects itself; other processes on a raw TPM need tpm2-abrmd.
+    private static let lock = NSLock()
+
+    private var handle: OpaquePointer?
     let tcti: String
 
     private init(handle: OpaquePointer, tcti: String) {
@@ -127,11 +135,31 @@ final class TPM2Connection {
         self.tcti = tcti
     }
 
-    deinit { csecitem_tpm2_disconnect(handle) }
+    deinit { close() }
+
+    /// Connects, creates the storage primary key, runs `body`, and flushes and closes,
+    /// holding the process's TPM lock throughout.
+    /// - Throws: `errSecNotAvailable` without tpm2-tss or without a TPM at `tcti`; what `body` throws.
+    static func with<R>(
+        _ tcti: String, _ context: KeySourceContext, _ body: (TPM2Connection) throws(SecItemError) -> R
+    ) throws(SecItemError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        let connection = try open(tcti, context)
+        defer { connection.close() }
+        return try body(connection)
+    }
+
+    /// Flushes the primary key and closes the connection (once).
+    private func close() {
+        if let handle {
+            csecitem_tpm2_disconnect(handle)
+            self.handle = nil
+        }
+    }
 
     /// Connects and creates the storage primary key.
-    /// - Throws: `errSecNotAvailable` without tpm2-tss or without a TPM at `tcti`.
-    static func open(_ tcti: String, _ context: KeySourceContext) throws(SecItemError) -> TPM2Connection {
+    private static func open(_ tcti: String, _ context: KeySourceContext) throws(SecItemError) -> TPM2Connection {
         var error = csecitem_tpm2_error()
         var handle: OpaquePointer?
         guard csecitem_tpm2_connect(tcti, &handle, &error) == 1, let handle else {
