@@ -22,6 +22,11 @@ struct SystemdCredentialKeySource: KeySource {
     var protection: KeyProtection { .key }
     var description: String { "systemd credential \(path)" }
     var released: any KeySource { self }
+    var protects: String {
+        "keeps the key out of the service's environment and unit; encrypted to the TPM (LoadCredentialEncrypted=, "
+            + "systemd-creds --with-key=tpm2) it stops disk theft and a leaked backup; not root, nor anything running "
+            + "as the service's user while it runs"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
         let env = settings.environment
@@ -63,10 +68,6 @@ struct SystemdCredentialKeySource: KeySource {
     }
 
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
-        (
-            "key: systemd credential \(path) (no secret in the environment; with LoadCredentialEncrypted= the credential "
-                + "is stored encrypted and only this machine's systemd decrypts it: it stops disk theft and a leaked backup "
-                + "when encrypted to the TPM, not root or malware running as the service's user)", nil
-        )
+        ("key: systemd credential \(path) (from LoadCredential= or LoadCredentialEncrypted=)", nil)
     }
 }

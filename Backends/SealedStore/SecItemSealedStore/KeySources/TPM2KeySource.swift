@@ -34,6 +34,11 @@ struct TPM2KeySource: KeySource {
     var protection: KeyProtection { .tpm2 }
     var description: String { "TPM 2.0 (\(tcti))" + (pcrs.map { ", PCRs \($0)" } ?? "") }
     var released: any KeySource { self }
+    var protects: String {
+        "stops disk theft and a leaked backup (only this machine's TPM unseals the key)"
+            + (pcrs.map { ", and a changed boot chain (PCRs \($0))" } ?? "")
+            + "; other local users by file permissions only; not malware running as you on this machine, nor root"
+    }
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
         guard settings.keySource == name else { return nil }
@@ -72,10 +77,7 @@ struct TPM2KeySource: KeySource {
     }
 
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
-        (
-            "key: sealed to the TPM 2.0 at \(tcti)\(pcrs.map { ", bound to PCRs \($0)" } ?? "") (stops disk theft and a leaked "
-                + "backup: only this TPM unseals it; not malware running as you on this machine, nor root)", nil
-        )
+        ("key: sealed to the TPM 2.0 at \(tcti)\(pcrs.map { ", new sealings bound to PCRs \($0)" } ?? "")", nil)
     }
 }
 
