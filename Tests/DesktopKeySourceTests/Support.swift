@@ -40,7 +40,7 @@ struct KeyedStore {
         env["SECITEM_FLATPAK_INFO"] = root.appendingPathComponent(sandboxed ? "flatpak-info" : "no-flatpak-info").path
         if sandboxed {
             try Data("[Application]\nname=org.secitem.tests.Sandboxed\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n".utf8)
-                .write(to: URL(fileURLWithPath: flatpakInfo))
+                .write(to: root.appendingPathComponent("flatpak-info"))
         }
         environment = env
     }
@@ -67,9 +67,10 @@ struct KeyedStore {
         return try SQLiteBackend(configuration: SQLiteBackend.Configuration(configuration))
     }
 
-    /// The file's bytes (and its WAL's), to show a failed open changed nothing.
-    func fileBytes() -> [Data?] {
-        [path, path + "-wal"].map { FileManager.default.contents(atPath: $0) }
+    /// The file's bytes and its WAL's (an empty WAL counts as none: SQLite removes it
+    /// when the last connection closes), to show a failed open changed nothing.
+    func fileBytes() -> [Data] {
+        [path, path + "-wal"].map { FileManager.default.contents(atPath: $0) ?? Data() }
     }
 
     /// A `meta` value of the header, as text (`kek`, `kek_store`), read with Python's sqlite3.
@@ -80,6 +81,14 @@ struct KeyedStore {
         let out = try ChildProcess.run("/usr/bin/python3", ["-c", script, path, key])
         guard out.status == 0 else { throw TestSetupError("reading meta \(key): \(out.stderr)") }
         return out.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// How many key items with `store` = `storeID` the login keyring holds (`secret-tool
+    /// search` prints each item's secret: its output is counted, never shown).
+    static func keyItems(_ storeID: String, environment: [String: String]) throws -> Int {
+        let out = try secretTool(["search", "--all", "xdg:schema", "org.secitem.KeychainKey", "store", storeID], environment: environment)
+        guard out.status == 0 || out.stdout.isEmpty else { throw TestSetupError("secret-tool search failed: \(out.stderr)") }
+        return out.stdout.split(separator: "\n").filter { $0.hasPrefix("label = secitem keychain key") }.count
     }
 
     /// Runs `secret-tool` on the bus of `environment`.

@@ -151,6 +151,10 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
             notes.append(
                 "probe took \(status.elapsed.wholeMilliseconds) ms (bound \(configuration.probeTimeout.wholeMilliseconds) ms per step)")
         }
+        if let portal = DesktopKeySources.sandboxPortal(configuration.environment, timeout: configuration.probeTimeout) {
+            notes.append("not chosen automatically: \(portal)")
+            return BackendAvailability(usable: false, summary: portal, notes: notes)
+        }
         return BackendAvailability(usable: status.isUsable, summary: status.summary, notes: notes)
     }
 }
