@@ -38,11 +38,11 @@ struct KeyedStore {
         env["SECITEM_KEY_SOURCE"] = keySource
         // No info file unless sandboxed: the real /.flatpak-info of a test run inside Flatpak does not count.
         env["SECITEM_FLATPAK_INFO"] = root.appendingPathComponent(sandboxed ? "flatpak-info" : "no-flatpak-info").path
+        environment = env
         if sandboxed {
             try Data("[Application]\nname=org.secitem.tests.Sandboxed\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n".utf8)
                 .write(to: root.appendingPathComponent("flatpak-info"))
         }
-        environment = env
     }
 
     /// Runs `secitem` with this store's environment.
