@@ -73,6 +73,13 @@ public enum FileMaintenance {
         return store.storeLocation
     }
 
+    /// The names `SECITEM_KEY_SOURCE` and `rekey --new-key-source` take, in their order
+    /// of precedence (those of this build's traits included).
+    public static var keySourceNames: [String] {
+        SecItemBackendRegistry.registerKeySources()
+        return KeySources.registered.map { $0.name }
+    }
+
     /// Drops every key the session key cache holds for this user (`secitem lock`).
     /// - Returns: How many keys were dropped.
     public static func lock() throws(SecItemError) -> Int {

@@ -52,6 +52,10 @@ enum FileVerbs {
             throw CommandError(.usage, "--rewrap-only goes with --new-passphrase, --new-key-file or --new-key-source, not --rotate")
         }
         if let named {
+            let names = FileMaintenance.keySourceNames
+            guard names.contains(named) else {
+                throw CommandError(.usage, "--new-key-source takes one of \(names.joined(separator: ", "))")
+            }
             if args.has("newPassphrase") && named != "passphrase" {
                 throw CommandError(.usage, "--new-passphrase goes with --new-key-source passphrase, not \(named)")
             }

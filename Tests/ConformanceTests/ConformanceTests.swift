@@ -17,7 +17,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
     case file
     /// A passphrase-protected file reopened with its key from the session key cache (the
     /// kernel's user keyring), as the second of a script's `secitem` calls opens it.
-    case fileCachedPassphrase = "file (passphrase, cached key)"
+    case fileCachedPassphrase = "file (cached passphrase key)"
     /// The encrypted file with its key sealed to a TPM (one swtpm for the run: `TPM2FileStores`).
     case fileTPM2 = "file (tpm2)"
     /// The real gnome-keyring-daemon of scripts/with-secret-service; a fresh namespace per case.
