@@ -110,6 +110,7 @@ struct Bootstrap {
             var header = KeychainHeader(
                 protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
             header.protect(with: kek)
+            header.storeID = try KeychainHeader.newStoreID()
             try header.wrap(keys.dataKey, kek: kek.kek)
             try PostgreSQLSession.putMeta(sql.putMeta, "schema", .integer(PostgreSQLBackend.schemaVersion), q)
             for (key, value) in header.metaValues { try PostgreSQLSession.putMeta(sql.putMeta, key, value, q) }

@@ -16,6 +16,7 @@ enum KeychainCreation {
             protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1,
             format: KeychainHeader.fileFormatVersion)
         header.protect(with: kek)
+        header.storeID = try KeychainHeader.newStoreID()
         try header.wrap(keys.dataKey, kek: kek.kek)
 
         try FileSystem.makePrivateParentDirectories(of: path)

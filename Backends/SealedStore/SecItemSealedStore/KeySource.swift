@@ -49,6 +49,10 @@ package protocol KeySource: Sendable, CustomStringConvertible {
     /// passphrase) and returns its result. The default, `nil`, keeps the source's keys out
     /// of the cache.
     func withSessionCacheProof<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R?
+    /// Where this source keeps the stores' high-water marks when it has storage of its
+    /// own (a TPM NV counter, the login keyring); `nil` (the default): the state
+    /// directory's ``StateDirectoryWitness``. See ``RollbackWitness`` for the rules.
+    var rollbackWitness: (any RollbackWitness)? { get }
 }
 
 extension KeySource {

@@ -41,6 +41,11 @@ package struct KeychainHeader {
     package var epoch: Int64
     /// 1, 2 or 3: how rows, the data key's wrapping and the tables are laid out.
     package var format: Int64 = formatVersion
+    /// 16 random bytes made when the store is created (`store_id`), kept by rekeys and
+    /// rotations; `nil` for a store created before it existed. Not authenticated: the
+    /// rollback evidence (``RollbackWitness``) keeps it in a mark to notice a store
+    /// replaced by another, never trusts it to say which store this is.
+    package var storeID: [UInt8]?
 
     package init(
         protection: Protection, scrypt: ScryptParameters? = nil, salt: [UInt8]? = nil, wrappedDataKey: [UInt8],
@@ -115,6 +120,7 @@ package struct KeychainHeader {
         }
         var header = KeychainHeader(protection: protection, wrappedDataKey: wrapped, epoch: epoch, format: format)
         for (key, value) in values where key.hasPrefix(parameterPrefix) { header.parameters[key] = value }
+        if let id = values["store_id"]?.bytes, id.count == 16 { header.storeID = id }
         if protection == .passphrase {
             guard let n = values["scrypt_log_n"]?.integer, let r = values["scrypt_r"]?.integer,
                 let p = values["scrypt_p"]?.integer, let salt = values["scrypt_salt"]?.bytes, salt.count >= 16
@@ -139,6 +145,7 @@ package struct KeychainHeader {
             ("magic", .text(Self.magic)), ("format", .integer(format)), ("kek", .text(protection.rawValue)),
             ("data_key", .bytes(wrappedDataKey)), ("epoch", .integer(epoch)),
         ]
+        if let storeID { out.append(("store_id", .bytes(storeID))) }
         if let scrypt, let salt {
             out += [
                 ("scrypt_log_n", .integer(Int64(scrypt.logN))), ("scrypt_r", .integer(Int64(scrypt.r))),
@@ -155,6 +162,11 @@ package struct KeychainHeader {
         wrappedDataKey = try dataKey.withBytes { (p, n) throws(SecItemError) in
             try Crypto.seal(kek, UnsafeBufferPointer(start: p, count: n), aad: aad)
         }
+    }
+
+    /// A new store's ``storeID``.
+    package static func newStoreID() throws(SecItemError) -> [UInt8] {
+        try Crypto.randomBytes(16)
     }
 
     /// Unwraps the data key, or returns `nil` when `kek` is not the right key.

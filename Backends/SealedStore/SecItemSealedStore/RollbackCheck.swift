@@ -1,0 +1,155 @@
+import Foundation
+package import SecItemCore
+
+/// One open store's rollback check: compares each new state of the store it sees
+/// with what this connection saw before and with the witness's mark, and records
+/// new states in the witness. Used under the backend's lock (not thread-safe itself).
+///
+/// Ordering, so that concurrent writers never raise a false alarm and a crash never
+/// leaves a mark ahead of the store:
+/// - a state is recorded only after the store committed it (a backend's own write:
+///   ``committed(_:)`` after the commit returned; another's: once read back);
+/// - a state read is compared with a mark read *before* it (``prime()`` before the
+///   read snapshot starts, or inside a write that holds the store's write lock):
+///   every mark recorded by then is of a state the store had already committed, and a
+///   real store's generation never goes down, so a state below it is a rollback.
+///   (A mark read after the state could be of a newer commit: no evidence.)
+package final class RollbackCheck {
+    package let mode: RollbackCheckMode
+    package let witness: (any RollbackWitness)?
+    package let store: WitnessedStore
+    /// The newest state this connection checked; a later one lower than it is a
+    /// rollback whatever the witness says.
+    package private(set) var lastSeen: HighWaterMark?
+    /// ``RollbackCheckMode/report``: the rollback found, as a sentence.
+    package private(set) var finding: String?
+    /// A mark read by ``prime()``, for the next ``check(_:)``.
+    private var primed: HighWaterMark??
+
+    package init(mode: RollbackCheckMode, witness: (any RollbackWitness)?, store: WitnessedStore) {
+        self.mode = witness == nil ? .off : mode
+        self.witness = witness
+        self.store = store
+    }
+
+    /// The check a configuration asks for: `witness` when given, else the key source's,
+    /// else the state directory's (none without a state directory or home).
+    package static func make(
+        mode: RollbackCheckMode, witness: (any RollbackWitness)?, keySource: SealedStoreKeySource, store: WitnessedStore,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> RollbackCheck {
+        let chosen: (any RollbackWitness)? =
+            mode == .off
+            ? nil : witness ?? keySource.source.rollbackWitness ?? StateDirectoryWitness.defaultDirectory(environment).map {
+                StateDirectoryWitness(directory: $0)
+            }
+        return RollbackCheck(mode: mode, witness: chosen, store: store)
+    }
+
+    /// `SECITEM_ROLLBACK_CHECK`: `on` (default), `report` or `off`.
+    /// - Throws: `errSecParam` for another value.
+    package static func mode(_ env: [String: String]) throws(SecItemError) -> RollbackCheckMode {
+        guard let value = env["SECITEM_ROLLBACK_CHECK"], !value.isEmpty else { return .enforce }
+        guard let mode = RollbackCheckMode(rawValue: value.lowercased()) else {
+            throw SecItemError(errSecParam, "SECITEM_ROLLBACK_CHECK is \"\(value)\"; expected on, report or off")
+        }
+        return mode
+    }
+
+    /// Whether a state differs from the last one checked (the only case a read must look further).
+    package func isNew(_ state: HighWaterMark) -> Bool { state != lastSeen }
+
+    /// Reads the mark now, for the next ``check(_:)``: call it before the snapshot the
+    /// checked state is read in begins (unless a write lock holds the store still).
+    package func prime() throws(SecItemError) {
+        guard mode != .off, let witness else { return }
+        primed = .some(try witness.mark(for: store))
+    }
+
+    /// Compares `state` (the store as just read) with the last state this connection
+    /// saw and with the mark; records it when it is newer.
+    /// - Throws: `errSecDecode` (``RollbackCheckMode/enforce``) when the store went back:
+    ///   a lower generation, another digest at the same generation, or another store id.
+    package func check(_ state: HighWaterMark) throws(SecItemError) {
+        guard mode != .off, let witness else {
+            lastSeen = state
+            return
+        }
+        let mark: HighWaterMark?
+        if let primed {
+            mark = primed
+            self.primed = nil
+        } else {
+            mark = try witness.mark(for: store)
+        }
+        if let seen = lastSeen, let problem = Self.problem(state, against: seen) {
+            return try found(state, seen, "this process saw", problem)
+        }
+        if let mark, let problem = Self.problem(state, against: mark) {
+            return try found(state, mark, "this host saw (its high-water mark, \(witness))", problem)
+        }
+        if mode == .report {
+            finding = nil
+            lastSeen = state
+            return
+        }
+        if mark.map({ state.generation > $0.generation }) ?? true { try witness.advance(store, to: state) }
+        lastSeen = state
+    }
+
+    /// After this connection's own commit of `state`: raises the mark to it (never
+    /// lowers it). A failure to record is not the write's failure (it committed): the
+    /// mark lags, which costs evidence, not correctness, and the next check retries.
+    package func committed(_ state: HighWaterMark) {
+        lastSeen = state
+        guard mode == .enforce, let witness else { return }
+        _ = try? witness.advance(store, to: state)
+    }
+
+    /// The operator's acceptance of the store as it is now (`secitem accept-restore`).
+    /// - Returns: The mark before.
+    package func accept(_ state: HighWaterMark, note: String) throws(SecItemError) -> HighWaterMark? {
+        guard let witness else {
+            throw SecItemError(
+                errSecParam, "the rollback check is off (SECITEM_ROLLBACK_CHECK=off, or no state directory): nothing to accept")
+        }
+        let before = try witness.mark(for: store)
+        try witness.reset(store, to: state, note: note)
+        lastSeen = state
+        finding = nil
+        return before
+    }
+
+    private func found(_ state: HighWaterMark, _ expected: HighWaterMark, _ who: String, _ problem: String)
+        throws(SecItemError)
+    {
+        let message =
+            "the keychain \(store.location) was rolled back or replaced: it is at commitment \(state), but \(who) "
+            + "\(expected) (\(problem)); nothing was read or changed. If it was restored deliberately, "
+            + "run `secitem accept-restore` (docs/file-format.md, \"Rollback evidence\")"
+        if mode == .report {
+            finding = message
+            return
+        }
+        throw SecItemError(errSecDecode, message)
+    }
+
+    /// Why `state` cannot follow `mark` in a real store's history, or `nil` when it can.
+    package static func problem(_ state: HighWaterMark, against mark: HighWaterMark) -> String? {
+        if let a = mark.storeID, let b = state.storeID, a != b {
+            return "another keychain: its store id is \(HighWaterMark.hex(b)), not \(HighWaterMark.hex(a))"
+        }
+        if state.generation < mark.generation {
+            return "an older generation: put back from an older copy"
+        }
+        if state.generation == mark.generation, state.digest != mark.digest {
+            return "another state at the same generation: replaced by a diverging copy"
+        }
+        return nil
+    }
+}
+
+extension KeySource {
+    /// The default: no storage of its own; marks go to the state directory.
+    package var rollbackWitness: (any RollbackWitness)? { nil }
+}

@@ -1,0 +1,247 @@
+public import Foundation
+public import SecItemCore
+import Glibc
+
+/// The default ``RollbackWitness``: one small file per store in the user's state
+/// directory, `$XDG_STATE_HOME/secitem/high-water/` (`~/.local/state/…`).
+///
+/// The directory is 0700 and the files 0600, owned by the user (a directory others
+/// can write is refused). Each store's mark is `<name>.mark`, where the name is a
+/// digest of the store's identity; the file also spells the identity out, with the
+/// generation, the digest, the store's id and when it was recorded. A change takes
+/// `<name>.lock` (`flock`), reads the mark, and replaces it (a new file written and
+/// `fsync`ed, renamed over the old one, the directory `fsync`ed), so concurrent
+/// processes merge to the maximum and a crash leaves either mark. An operator's
+/// ``reset(_:to:note:)`` also appends one line to `accepted.log` there.
+public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
+    /// The directory the marks are in.
+    public let directory: String
+
+    /// - Parameter directory: Where the marks are kept; created 0700 on first use.
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// `$XDG_STATE_HOME/secitem/high-water`, or `~/.local/state/secitem/high-water`;
+    /// `nil` when neither a state directory nor a home is known.
+    public static func defaultDirectory(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let xdg = env["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/secitem/high-water" }
+        var home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        if home == nil, let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { home = String(cString: dir) }
+        guard let home, home.hasPrefix("/") else { return nil }
+        return home + "/.local/state/secitem/high-water"
+    }
+
+    public var description: String { "in \(directory)" }
+
+    /// The log of accepted restores.
+    public var logPath: String { directory + "/accepted.log" }
+
+    /// The file holding `store`'s mark.
+    public func markPath(for store: WitnessedStore) -> String { directory + "/" + Self.fileName(store.identity) + ".mark" }
+
+    public func mark(for store: WitnessedStore) throws(SecItemError) -> HighWaterMark? {
+        try read(markPath(for: store), store)
+    }
+
+    @discardableResult
+    public func advance(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark {
+        try locked(store) { () throws(SecItemError) -> HighWaterMark in
+            let path = markPath(for: store)
+            if let current = try read(path, store), current.generation >= state.generation { return current }
+            try write(path, store, state)
+            return state
+        }
+    }
+
+    public func reset(_ store: WitnessedStore, to state: HighWaterMark?, note: String) throws(SecItemError) {
+        try locked(store) { () throws(SecItemError) in
+            let path = markPath(for: store)
+            let before = try read(path, store)
+            if let state {
+                try write(path, store, state)
+            } else if unlink(path) != 0 && errno != ENOENT {
+                throw ioError("removing", path)
+            }
+            let line = "\(Self.timestamp()) uid=\(getuid()) pid=\(getpid()) store=\(Self.oneLine(store.location)) "
+                + "mark \(before?.description ?? "none") -> \(state?.description ?? "none"): \(Self.oneLine(note))\n"
+            try append(logPath, line)
+        }
+    }
+
+    // MARK: Files
+
+    /// The file name for an identity: 32 hex digits of its SHA-256 would need a
+    /// dependency here; two 64-bit FNV-1a hashes (of the identity and of it reversed)
+    /// are enough for a name, and the file repeats the identity, which is checked.
+    static func fileName(_ identity: String) -> String {
+        func fnv(_ bytes: some Sequence<UInt8>) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            return hash
+        }
+        let bytes = Array(identity.utf8)
+        return String(format: "%016llx%016llx", fnv(bytes), fnv(bytes.reversed()))
+    }
+
+    static func oneLine(_ text: String) -> String {
+        String(text.map { $0.isNewline ? " " : $0 })
+    }
+
+    static func timestamp() -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date())
+    }
+
+    private func ioError(_ what: String, _ path: String, _ code: Int32 = errno) -> SecItemError {
+        SecItemError(
+            errSecIO,
+            "cannot keep the keychain's rollback evidence: \(what) \(path) failed (\(String(cString: strerror(code)))); "
+                + "fix the state directory, or set SECITEM_ROLLBACK_CHECK=off to go without the check")
+    }
+
+    /// Creates the directory (0700) when missing; refuses one another user owns or others can write.
+    private func ensureDirectory() throws(SecItemError) {
+        var st = stat()
+        if stat(directory, &st) != 0 {
+            var path = ""
+            for part in directory.split(separator: "/") {
+                path += "/" + part
+                if mkdir(path, 0o700) != 0 && errno != EEXIST { throw ioError("creating", path) }
+            }
+            guard stat(directory, &st) == 0 else { throw ioError("creating", directory) }
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR, st.st_uid == geteuid(), st.st_mode & 0o022 == 0 else {
+            throw SecItemError(
+                errSecParam,
+                "the rollback state directory \(directory) is not a directory of this user's that only they can write; "
+                    + "the keychain's rollback evidence cannot be kept there")
+        }
+    }
+
+    private func locked<R>(_ store: WitnessedStore, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+        try ensureDirectory()
+        let lockPath = directory + "/" + Self.fileName(store.identity) + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw ioError("opening", lockPath) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw ioError("locking", lockPath) }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    private func read(_ path: String, _ store: WitnessedStore) throws(SecItemError) -> HighWaterMark? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw ioError("reading", path)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while bytes.count < 16_384 {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError("reading", path)
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+        }
+        var fields: [String: String] = [:]
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            fields[String(line[..<space])] = String(line[line.index(after: space)...])
+        }
+        guard fields["secitem-high-water-mark"] == "1", let generation = fields["generation"].flatMap({ Int64($0) }),
+            let digest = fields["digest"].flatMap(Self.unhex)
+        else {
+            throw SecItemError(
+                errSecIO,
+                "the rollback mark \(path) is damaged; remove it (the check then starts again from the store's current "
+                    + "state) or run `secitem accept-restore`")
+        }
+        // Two identities with one file name: this store has no mark of its own yet.
+        guard fields["store"] == Self.oneLine(store.identity) else { return nil }
+        let id = fields["store-id"].flatMap { $0 == "-" ? nil : Self.unhex($0) }
+        return HighWaterMark(generation: generation, digest: digest, storeID: id)
+    }
+
+    static func unhex(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        var i = 0
+        while i < digits.count {
+            guard let hi = Self.nibble(digits[i]), let lo = Self.nibble(digits[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
+    }
+
+    private func write(_ path: String, _ store: WitnessedStore, _ state: HighWaterMark) throws(SecItemError) {
+        let text = """
+            secitem-high-water-mark 1
+            store \(Self.oneLine(store.identity))
+            location \(Self.oneLine(store.location))
+            generation \(state.generation)
+            digest \(HighWaterMark.hex(state.digest))
+            store-id \(state.storeID.map(HighWaterMark.hex) ?? "-")
+            recorded \(Self.timestamp())
+
+            """
+        let temporary = path + ".\(getpid()).new"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw ioError("creating", temporary) }
+        let written = writeAll(fd, Array(text.utf8)) && fsync(fd) == 0
+        let code = errno
+        close(fd)
+        guard written else {
+            unlink(temporary)
+            throw ioError("writing", temporary, code)
+        }
+        guard rename(temporary, path) == 0 else {
+            let failure = ioError("replacing", path)
+            unlink(temporary)
+            throw failure
+        }
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 {
+            fsync(dir)
+            close(dir)
+        }
+    }
+
+    private func append(_ path: String, _ line: String) throws(SecItemError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw ioError("opening", path) }
+        defer { close(fd) }
+        guard writeAll(fd, Array(line.utf8)), fsync(fd) == 0 else { throw ioError("writing", path) }
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+}
