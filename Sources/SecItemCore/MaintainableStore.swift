@@ -27,6 +27,13 @@ public protocol MaintainableStore: SecItemBackend {
     /// - Throws: `errSecUnimplemented` for `rewrapOnly` on a store that always rotates.
     func rekey(to newKey: NewStoreKey, rewrapOnly: Bool) throws(SecItemError)
 
+    /// Accepts the store as it is now as this host's high-water mark of it: the
+    /// operator's word that an older copy was put back on purpose (`secitem
+    /// accept-restore`). The witness logs it.
+    /// - Parameter note: Who accepts and why, for the log.
+    /// - Returns: The mark before (`<generation>:<hex>`, `nil` when none) and now.
+    func acceptRestore(note: String) throws(SecItemError) -> (before: String?, now: String)
+
     /// Upgrades the store to the current format now (its first write would).
     /// - Returns: Whether it was upgraded (false: it already was current).
     func upgradeFormat() throws(SecItemError) -> Bool

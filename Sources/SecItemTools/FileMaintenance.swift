@@ -42,10 +42,33 @@ public enum FileMaintenance {
     public static func verify(environment: [String: String]) throws(SecItemError)
         -> (path: String, damaged: [String], commitment: String)
     {
-        let store = try open(environment)
+        // A rollback is reported with the rest, not thrown at open (and the mark is left alone).
+        let store = try open(reporting(environment))
         defer { store.close() }
         let report = try store.verifyStore()
         return (store.storeLocation, report.problems, report.commitment)
+    }
+
+    /// Accepts the store as it is now as this host's high-water mark: the operator's
+    /// word that an older copy was put back on purpose. The witness logs it (the state
+    /// directory's `accepted.log`); the caller also says so on stderr.
+    /// - Parameter reason: Why, for the log (may be empty).
+    /// - Returns: Where the store is, the mark before (`nil`: none) and now.
+    public static func acceptRestore(environment: [String: String], reason: String) throws(SecItemError)
+        -> (path: String, before: String?, now: String)
+    {
+        let store = try open(reporting(environment))
+        defer { store.close() }
+        let who = "secitem accept-restore" + (reason.isEmpty ? "" : ": " + reason)
+        let (before, now) = try store.acceptRestore(note: who)
+        return (store.storeLocation, before, now)
+    }
+
+    /// The environment with the rollback check reporting rather than refusing (unless off).
+    static func reporting(_ environment: [String: String]) -> [String: String] {
+        var env = environment
+        if env["SECITEM_ROLLBACK_CHECK"]?.lowercased() != "off" { env["SECITEM_ROLLBACK_CHECK"] = "report" }
+        return env
     }
 
     /// Protects the store with a new passphrase, key file or other key source: a new data

@@ -29,7 +29,8 @@ enum Command {
     static let environmentNote = """
         Environment: SECITEM_BACKEND, SECITEM_FILE, SECITEM_KEY_FILE, SECITEM_PASSPHRASE,
         SECITEM_KEY_CACHE_TIMEOUT, SECITEM_COLLECTION, SECITEM_ACCESS_GROUPS, SECITEM_POSTGRESQL_URL,
-        SECITEM_POSTGRESQL_KEY_FILE;
+        SECITEM_POSTGRESQL_KEY_FILE, SECITEM_ROLLBACK_CHECK (on, report, off; the high-water marks are in
+        $XDG_STATE_HOME/secitem);
         config file $XDG_CONFIG_HOME/secitem/config (secitem-config(5)).
         """
     static let exitStatusNote = """

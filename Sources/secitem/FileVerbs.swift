@@ -7,7 +7,7 @@ import SecItemTools
 /// the backend --backend, SECITEM_BACKEND or the config file names, and on the file keychain
 /// when none is named; a named backend without such a store (Secret Service, memory) is refused.
 enum FileVerbs {
-    static let all: [Verb] = [rekey, verify, upgrade, lock]
+    static let all: [Verb] = [rekey, verify, acceptRestore, upgrade, lock]
 
     static let rekey = Verb(
         "rekey", summary: "Move the file or PostgreSQL keychain to a new passphrase, key file or key source, or rotate its data key.",
@@ -150,6 +150,8 @@ enum FileVerbs {
             SECITEM_BACKEND=postgresql (or --backend postgresql) the shared PostgreSQL keychain is checked
             the same way, its tables too (rules, triggers, policies added outside secitem), and
             --expect-commitment detects a rollback of its schema to an older dump (docs/postgresql.md).
+            It also reports the rollback evidence: a store older than (or diverging from) a state this
+            host saw before is listed as a problem (exit 1); secitem accept-restore accepts it.
             """,
         options: [
             OptionSpec("expectCommitment", long: "expect-commitment", valueName: "value",
@@ -175,6 +177,33 @@ enum FileVerbs {
         Console.write("\(result.path): \(result.damaged.count) problems\n")
         for line in result.damaged { Console.write("  \(line)\n") }
         throw CommandError(.failure, "\(result.damaged.count) problems in \(result.path)")
+    }
+
+    static let acceptRestore = Verb(
+        "accept-restore", summary: "Accept the file or PostgreSQL keychain as it is now after a deliberate restore.",
+        synopsis: "[--reason TEXT]",
+        discussion: """
+            Each host keeps a high-water mark of every sealed store it uses (the newest commitment it saw, in
+            $XDG_STATE_HOME/secitem/high-water), and refuses a store put back from an older copy with status
+            -26275 (errSecDecode) and a message saying what it saw and what it expected. After a deliberate
+            restore, run this on every host that refuses it: the store's current commitment becomes the
+            host's mark. Prints the mark before and after; logs a line (time, user, store, both marks,
+            --reason) to stderr and to accepted.log in the state directory. Changes nothing in the store.
+            """,
+        options: [
+            OptionSpec("reason", long: "reason", valueName: "text", help: "Why, for the log (no secrets)."),
+        ]
+    ) { (invocation: Invocation) throws(CommandError) in
+        do throws(SecItemError) {
+            let reason = invocation.arguments.value("reason") ?? ""
+            let result = try FileMaintenance.acceptRestore(environment: invocation.effectiveEnvironment, reason: reason)
+            Console.write("\(result.path): high-water mark \(result.before ?? "none") -> \(result.now)\n")
+            Console.error(
+                "secitem: accepted \(result.path) as restored: this host's high-water mark is now \(result.now) "
+                    + "(was \(result.before ?? "none"))\(reason.isEmpty ? "" : "; reason: " + reason)\n")
+        } catch {
+            throw CommandError(error, context: "cannot accept the restore")
+        }
     }
 
     static let upgrade = Verb(

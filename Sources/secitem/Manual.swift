@@ -91,6 +91,11 @@ enum Manual {
         .TP
         .I $XDG_CONFIG_HOME/secitem/keychain.key
         The key the file backend generates when no key file or passphrase is configured.
+        .TP
+        .I $XDG_STATE_HOME/secitem/high\\-water/
+        This host's high-water marks of the sealed stores it uses (~/.local/state/...), and
+        .I accepted.log
+        of restores accepted with secitem accept-restore.
 
         """
 

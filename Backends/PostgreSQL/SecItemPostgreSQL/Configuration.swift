@@ -41,6 +41,17 @@ extension PostgreSQLBackend {
         /// 0, the default here, keeps nothing; from the configuration
         /// (`SECITEM_KEY_CACHE_TIMEOUT`) the default is 300.
         public var keyCacheTimeout: Int = 0
+        /// What the store's rollback evidence does (docs/postgresql.md, "Rollback
+        /// evidence"): by default (``RollbackCheckMode/enforce``) a schema put back from an
+        /// older dump fails every call with `errSecDecode` on each host that had seen a
+        /// newer state. From `SECITEM_ROLLBACK_CHECK` (`on`, `report`, `off`) unless given.
+        public var rollbackCheck: RollbackCheckMode
+        /// Where this host keeps the store's high-water mark: `nil` (the default) means the
+        /// key source's own storage when it has one, else ``StateDirectoryWitness`` in
+        /// `$XDG_STATE_HOME/secitem/high-water` (`~/.local/state/…`).
+        public var rollbackWitness: (any RollbackWitness)?
+        /// The environment the state directory is found in (`nil`: the process's).
+        package var environment: [String: String]?
 
         /// - Parameters:
         ///   - connection: A libpq URI or `key=value` string; `nil` for the `PG*` environment.
@@ -48,10 +59,14 @@ extension PostgreSQLBackend {
         ///   - schema: The schema of the keychain's tables.
         ///   - connectTimeout: The connect bound when the connection string sets none.
         ///   - statementTimeout: The bound on any one statement.
+        ///   - rollbackCheck: What the rollback evidence does; by default what
+        ///     `SECITEM_ROLLBACK_CHECK` says (`on` when unset or not understood).
+        ///   - rollbackWitness: Where the high-water mark is kept (see ``rollbackWitness``).
         public init(
             connection: String? = nil, keySource: KeySource, schema: String = "secitem",
             connectTimeout: Duration = .seconds(5), statementTimeout: Duration = .seconds(10),
-            scryptParameters: ScryptParameters = .default
+            scryptParameters: ScryptParameters = .default, rollbackCheck: RollbackCheckMode? = nil,
+            rollbackWitness: (any RollbackWitness)? = nil
         ) {
             self.connection = connection
             self.keySource = keySource
@@ -59,6 +74,8 @@ extension PostgreSQLBackend {
             self.connectTimeout = connectTimeout
             self.statementTimeout = statementTimeout
             self.scryptParameters = scryptParameters
+            self.rollbackCheck = rollbackCheck ?? (try? RollbackCheck.mode(ProcessInfo.processInfo.environment)) ?? .enforce
+            self.rollbackWitness = rollbackWitness
         }
 
         public var description: String {
@@ -75,6 +92,8 @@ extension PostgreSQLBackend {
         /// | `SECITEM_POSTGRESQL_STATEMENT_TIMEOUT` | seconds one statement may take; default 10 |
         /// | `SECITEM_POSTGRESQL_KEY_FILE` | the shared key file of this backend alone (the file backend keeps its own key) |
         /// | `SECITEM_KEY_FILE`, `CREDENTIALS_DIRECTORY`, `SECITEM_PASSPHRASE`, `SECITEM_KEY_SOURCE` | otherwise the key, as for the file backend |
+        /// | `SECITEM_ROLLBACK_CHECK` | `on` (default), `report` or `off`: the rollback evidence |
+        /// | `XDG_STATE_HOME` | where this host keeps the rollback evidence (`~/.local/state` when unset) |
         ///
         /// - Throws: `errSecParam` when no key file or passphrase is set (a generated
         ///   key cannot be shared), or a setting is malformed.
@@ -106,6 +125,8 @@ extension PostgreSQLBackend {
             }
             if let schema = settings.postgresqlSchema { self.schema = schema }
             keyCacheTimeout = try SessionKeyCache.timeout(settings)
+            rollbackCheck = try RollbackCheck.mode(env)
+            environment = env
             if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT")) {
                 guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
                     throw SecItemError(

@@ -36,6 +36,21 @@ extension PostgreSQLBackend: MaintainableStore {
         }
     }
 
+    /// Accepts the store as it is now as this host's high-water mark, after a deliberate
+    /// restore of an older dump (`secitem accept-restore`); other hosts that saw a newer
+    /// state run it too. Logged by the witness (``StateDirectoryWitness``: `accepted.log`).
+    /// - Returns: The mark before (`nil` when there was none) and now.
+    /// - Throws: `errSecParam` when the check is off; `errSecIO` when the mark cannot be written.
+    public func acceptRestore(note: String) throws(SecItemError) -> (before: String?, now: String) {
+        try withSession { (s: PostgreSQLSession) throws(SecItemError) in
+            try s.call(during: "accepting a restore") { () throws(SecItemError) -> (before: String?, now: String) in
+                let state = try s.currentState()
+                let before = try s.rollback.accept(state, note: note)
+                return (before?.description, state.description)
+            }
+        }
+    }
+
     /// PostgreSQL keychains are created in the current format: nothing to upgrade.
     public func upgradeFormat() throws(SecItemError) -> Bool { false }
 }

@@ -84,6 +84,9 @@ extension PostgreSQLSession {
             }
             if epoch != header.epoch { throw staleKeys() }
             maxVersion = generation
+            try observeRead(HighWaterMark(
+                generation: generation, digest: Array((r.array(0, SQL.columns.count + 2) ?? []).prefix(16)),
+                storeID: header.storeID))
         }
         var out: [Match] = []
         var damaged = 0
@@ -143,6 +146,7 @@ extension PostgreSQLSession {
     ///   commitment value `<generation>:<first 16 bytes of its MAC, hex>`, as the
     ///   file backend prints it (empty when the commitment does not authenticate).
     func verify() throws(SecItemError) -> (problems: [String], commitment: String) {
+        try rollback.prime()
         _ = try exec("BEGIN ISOLATION LEVEL REPEATABLE READ")
         do throws(SecItemError) {
             let state = try exec("SELECT generation, count, cells, mac FROM \(sql.q).state WHERE id = 1")
@@ -155,12 +159,13 @@ extension PostgreSQLSession {
                 return (["the row-set commitment is missing or does not authenticate (altered outside secitem)"], "")
             }
             let value = "\(generation):" + mac.prefix(16).map { String(format: "%02x", $0) }.joined()
+            try rollback.check(HighWaterMark(generation: generation, digest: Array(mac.prefix(16)), storeID: header.storeID))
             let altered = try alterations().map { "altered outside secitem: \($0) (writes are refused until it is removed)" }
             var scanned = try scan(exec(sql.selectInWrite([])), maxVersion: generation)
             // Only the rows' integrity is wanted: zero the data every row decrypted to.
             for i in scanned.items.indices { scanned.items[i].item.wipeData() }
             _ = try exec(sql.commit)
-            var problems = altered
+            var problems = (rollback.finding.map { [$0] } ?? []) + altered
             if scanned.damaged > 0 { problems.append("\(scanned.damaged) row(s) do not authenticate (tampered, swapped or damaged)") }
             var actual = RowSetCommitment(generation: generation)
             for element in scanned.elements { try actual.insert(element, codec.keys.mac) }

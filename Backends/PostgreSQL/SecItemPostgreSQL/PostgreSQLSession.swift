@@ -26,6 +26,8 @@ final class PostgreSQLSession {
     private var sawStaleKeys = false
     /// Set on a serialization failure or deadlock: the call runs again.
     private var sawRetryable = false
+    /// The rollback evidence: each new state of the store against this host's high-water mark.
+    let rollback: RollbackCheck
     /// Whether writes check the tables for ``SQL/alterations`` (off only in tests of
     /// the row-count checks behind it).
     var checksSchema = true
@@ -39,8 +41,9 @@ final class PostgreSQLSession {
 
     private init(
         configuration: PostgreSQLBackend.Configuration, sql: SQL, parameters: [(String, String)], redactions: [String],
-        pq: PQConnection, header: KeychainHeader, kek: SecretBytes, codec: RowCodec
+        pq: PQConnection, header: KeychainHeader, kek: SecretBytes, codec: RowCodec, rollback: RollbackCheck
     ) {
+        self.rollback = rollback
         self.configuration = configuration
         self.sql = sql
         self.parameters = parameters
@@ -67,10 +70,61 @@ final class PostgreSQLSession {
         let store = configuration.keyContext.store
         // A bootstrap session: keys are filled in once the header is read or made.
         let (header, kek, codec) = try Bootstrap(pq: pq, sql: sql, configuration: configuration, store: store).run()
+        let rollback = RollbackCheck.make(
+            mode: configuration.rollbackCheck, witness: configuration.rollbackWitness, keySource: configuration.keySource,
+            store: WitnessedStore(identity: witnessIdentity(configuration, environment), location: store),
+            environment: configuration.environment ?? environment)
         // The passphrase (or raw key) was used by Bootstrap and is not kept (see reloadKeys).
-        return PostgreSQLSession(
+        let session = PostgreSQLSession(
             configuration: configuration.released, sql: sql, parameters: parameters, redactions: redactions, pq: pq,
-            header: header, kek: kek, codec: codec)
+            header: header, kek: kek, codec: codec, rollback: rollback)
+        if rollback.mode != .off {
+            try session.call(during: "checking the rollback evidence") { () throws(SecItemError) in
+                try rollback.prime()
+                try rollback.check(try session.currentState())
+            }
+        }
+        return session
+    }
+
+    /// What this host files the store's high-water mark under: where the configuration
+    /// points (hosts, port, database, as given or from the `PG*` environment) and the
+    /// schema. Not the server it happens to reach: a failover keeps the mark.
+    static func witnessIdentity(_ configuration: PostgreSQLBackend.Configuration, _ env: [String: String]) -> String {
+        let options = configuration.connection.flatMap(ConnectionString.options) ?? [:]
+        func value(_ key: String, _ variable: String) -> String { options[key] ?? env[variable] ?? "" }
+        return "postgresql host=\(value("host", "PGHOST")) port=\(value("port", "PGPORT")) "
+            + "dbname=\(value("dbname", "PGDATABASE")) schema=\(configuration.schema)"
+    }
+
+    /// The committed state as it is now, authenticated (one query).
+    /// - Throws: `errSecInvalidKeychain` when it does not authenticate.
+    func currentState() throws(SecItemError) -> HighWaterMark {
+        let r = try exec(sql.readState)
+        guard r.rows == 1, let generation = r.int64(0, 0), let count = r.int64(0, 1), let epoch = r.int64(0, 4) else {
+            throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its row-set commitment (state row)")
+        }
+        if epoch != header.epoch { throw staleKeys() }
+        guard let state = RowSetCommitment(generation: generation, count: count, cells: r.array(0, 2) ?? []),
+            let mac = r.array(0, 3), mac == (try state.mac(codec.keys.mac))
+        else {
+            throw SecItemError(
+                errSecInvalidKeychain,
+                "the PostgreSQL keychain was altered outside secitem: its row-set commitment does not authenticate")
+        }
+        return HighWaterMark(generation: generation, digest: Array(mac.prefix(16)), storeID: header.storeID)
+    }
+
+    /// A read saw the store at `observed` (generation and MAC from its own statement):
+    /// nothing to do when it is the state last checked (no I/O, no query); else the
+    /// mark is read, then the state again (authenticated), and compared (RollbackCheck).
+    func observeRead(_ observed: HighWaterMark) throws(SecItemError) {
+        guard rollback.mode != .off, rollback.isNew(observed) else { return }
+        if let seen = rollback.lastSeen, RollbackCheck.problem(observed, against: seen) != nil {
+            return try rollback.check(observed)
+        }
+        try rollback.prime()
+        try rollback.check(try currentState())
     }
 
     static func connect(
@@ -162,17 +216,20 @@ final class PostgreSQLSession {
                     errSecInvalidKeychain,
                     "the PostgreSQL keychain was altered outside secitem: its row-set commitment does not authenticate")
             }
+            // The row is locked: every mark recorded so far is of a state at or below it.
+            try rollback.check(HighWaterMark(generation: generation, digest: Array(stored.prefix(16)), storeID: header.storeID))
             commitment = locked
             let result = try body()
             commitment.generation = writeVersion
             let state = commitment
+            let mac = try state.mac(codec.keys.mac)
             try change(
                 sql.writeState,
-                [
-                    .int64(state.generation), .int64(state.count), .bytes(state.cells), .bytes(try state.mac(codec.keys.mac)),
-                    .int64(header.epoch),
-                ], rows: 1, "storing the row-set commitment")
+                [.int64(state.generation), .int64(state.count), .bytes(state.cells), .bytes(mac), .int64(header.epoch)],
+                rows: 1, "storing the row-set commitment")
             _ = try exec(sql.commit)
+            // Committed: only now may it become this host's mark.
+            rollback.committed(HighWaterMark(generation: state.generation, digest: Array(mac.prefix(16)), storeID: header.storeID))
             return result
         } catch {
             (header, kek, codec) = saved

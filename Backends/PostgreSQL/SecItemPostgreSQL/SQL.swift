@@ -133,6 +133,8 @@ struct SQL {
     var lockState: String {
         "SELECT generation, count, cells, mac, epoch, \(mayBeAltered) FROM \(q).state WHERE id = 1 FOR UPDATE"
     }
+    /// The committed state and the key epoch, unlocked (the rollback check's).
+    var readState: String { "SELECT generation, count, cells, mac, epoch FROM \(q).state WHERE id = 1" }
     var writeState: String {
         "UPDATE \(q).state SET generation = $1::bigint, count = $2::bigint, cells = $3::bytea, mac = $4::bytea, "
             + "epoch = $5::bigint WHERE id = 1"
@@ -165,11 +167,11 @@ struct SQL {
     var delete: String { "DELETE FROM \(q).items WHERE seq = ANY($1::bigint[])" }
 
     /// Rows matching `conditions` after the key epoch (column 0) and the committed
-    /// generation (column 1), in one statement (one snapshot); one row of NULLs
-    /// after them when nothing matches.
+    /// generation (column 1), and the commitment's MAC last (for the rollback check),
+    /// in one statement (one snapshot); one row of NULLs after them when nothing matches.
     func selectWithEpoch(_ conditions: [String]) -> String {
         let on = conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
-        return "SELECT st.epoch, st.generation, \(Self.rowColumns) FROM \(q).state st "
+        return "SELECT st.epoch, st.generation, \(Self.rowColumns), st.mac FROM \(q).state st "
             + "LEFT JOIN \(q).items i ON \(on) WHERE st.id = 1 ORDER BY i.seq"
     }
 

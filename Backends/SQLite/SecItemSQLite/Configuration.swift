@@ -35,6 +35,15 @@ extension SQLiteBackend {
         /// configuration made in code, keeps nothing; from the process configuration
         /// (`SECITEM_KEY_CACHE_TIMEOUT`, `key-cache-timeout`) the default is 300.
         public var keyCacheTimeout: Int = 0
+        /// What the file's rollback evidence does (docs/file-format.md, "Rollback evidence"):
+        /// by default (``RollbackCheckMode/enforce``) a file put back from an older copy
+        /// fails every call with `errSecDecode` once this host has seen a newer state of it.
+        /// From `SECITEM_ROLLBACK_CHECK` (`on`, `report`, `off`) unless given.
+        public var rollbackCheck: RollbackCheckMode
+        /// Where this host keeps the file's high-water mark: `nil` (the default) means the
+        /// key source's own storage when it has one, else ``StateDirectoryWitness`` in
+        /// `$XDG_STATE_HOME/secitem/high-water` (`~/.local/state/…`).
+        public var rollbackWitness: (any RollbackWitness)?
 
         /// - Parameters:
         ///   - path: The SQLite file; created (0600, in a 0700 directory) when missing.
@@ -42,9 +51,13 @@ extension SQLiteBackend {
         ///   - generatedKeyFilePath: The key file for ``KeySource/automatic``; by default
         ///     `$XDG_CONFIG_HOME/secitem/keychain.key` (`~/.config/…`).
         ///   - scryptParameters: The scrypt cost for new passphrase protection.
+        ///   - rollbackCheck: What the rollback evidence does; by default what
+        ///     `SECITEM_ROLLBACK_CHECK` says (`on` when unset or not understood).
+        ///   - rollbackWitness: Where the high-water mark is kept (see ``rollbackWitness``).
         public init(
             path: String, keySource: KeySource, generatedKeyFilePath: String? = nil,
-            scryptParameters: ScryptParameters = .default, busyTimeoutMilliseconds: Int = 30_000
+            scryptParameters: ScryptParameters = .default, busyTimeoutMilliseconds: Int = 30_000,
+            rollbackCheck: RollbackCheckMode? = nil, rollbackWitness: (any RollbackWitness)? = nil
         ) {
             self.path = path
             self.keySource = keySource
@@ -52,9 +65,15 @@ extension SQLiteBackend {
                 generatedKeyFilePath ?? Self.defaultGeneratedKeyFilePath(ProcessInfo.processInfo.environment) ?? ""
             self.scryptParameters = scryptParameters
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.rollbackCheck = rollbackCheck ?? (try? RollbackCheck.mode(ProcessInfo.processInfo.environment)) ?? .enforce
+            self.rollbackWitness = rollbackWitness
         }
 
         public var description: String { "file keychain at \(path), \(keySource)" }
+
+        /// The environment the state directory is found in (the process's, unless the
+        /// configuration was resolved from another).
+        package var environment: [String: String]?
 
         /// This configuration with its key source released (its secret dropped).
         package var released: Configuration {
@@ -83,6 +102,8 @@ extension SQLiteBackend {
         /// | `SECITEM_PASSPHRASE` | a passphrase (after a key file) |
         /// | `XDG_CONFIG_HOME` | where ``KeySource/automatic`` keeps its key (last: nothing else set) |
         /// | `SECITEM_KEY_CACHE_TIMEOUT` | seconds a passphrase's derived key stays in the session key cache (default 300; 0: off) |
+        /// | `SECITEM_ROLLBACK_CHECK` | `on` (default), `report` or `off`: the rollback evidence |
+        /// | `XDG_STATE_HOME` | where the rollback evidence is kept (`~/.local/state` when unset) |
         ///
         /// - Throws: `errSecParam` for an unknown `SECITEM_KEY_SOURCE` or one whose
         ///   setting is missing; `errSecNotAvailable` when no home directory is known.
@@ -104,8 +125,10 @@ extension SQLiteBackend {
             }
             let generated = Self.defaultGeneratedKeyFilePath(env) ?? ""
             let source = try KeySources.resolve(settings, KeySourceContext(store: path, generatedKeyFilePath: generated))
-            self.init(path: path, keySource: source, generatedKeyFilePath: generated)
+            self.init(
+                path: path, keySource: source, generatedKeyFilePath: generated, rollbackCheck: try RollbackCheck.mode(env))
             keyCacheTimeout = try SessionKeyCache.timeout(settings)
+            environment = env
         }
 
         /// `$XDG_DATA_HOME/secitem/keychain.db`, or `~/.local/share/secitem/keychain.db`.

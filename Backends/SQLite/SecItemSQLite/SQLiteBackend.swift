@@ -128,7 +128,29 @@ public final class SQLiteBackend: SecItemBackend {
     ///   schema was altered or its commitment does not authenticate.
     public func verify() throws(SecItemError) -> VerificationReport {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.db.transaction(write: false) { () throws(SecItemError) in try c.verify() }
+            try c.rollback.prime()
+            var report = try c.db.transaction(write: false) { () throws(SecItemError) in try c.verify() }
+            report.rollback = c.rollback.finding
+            return report
+        }
+    }
+
+    /// Accepts the file as it is now as this host's high-water mark: after a deliberate
+    /// restore of an older copy, which the rollback evidence otherwise refuses
+    /// (`secitem accept-restore`). Logged by the witness (``StateDirectoryWitness``:
+    /// `accepted.log` in the state directory).
+    /// - Parameter note: Who accepts and why, for the log.
+    /// - Returns: The mark before (`<generation>:<hex>`, `nil` when there was none) and now.
+    /// - Throws: `errSecParam` when the check is off (nothing to accept); `errSecIO`
+    ///   when the mark cannot be written; `errSecUnimplemented` for a format-1 file.
+    public func acceptRestore(note: String) throws(SecItemError) -> (before: String?, now: String) {
+        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
+            let state = try c.db.transaction(write: false) { () throws(SecItemError) in try c.currentState() }
+            guard let state else {
+                throw SecItemError(errSecUnimplemented, "a format-1 file keeps no commitment; run `secitem upgrade` first")
+            }
+            let before = try c.rollback.accept(state, note: note)
+            return (before?.description, state.description)
         }
     }
 

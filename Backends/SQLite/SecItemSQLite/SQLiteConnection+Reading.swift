@@ -256,6 +256,15 @@ extension SQLiteConnection {
         return report
     }
 
+    /// Inside a read transaction: the file's state as it is, unchecked (an operator
+    /// accepting it); `nil` for a format-1 file.
+    func currentState() throws(SecItemError) -> HighWaterMark? {
+        try synchronise(force: true, checking: false)
+        guard format >= 2 else { return nil }
+        let mac = try commitment.mac(codec.keys.mac)
+        return HighWaterMark(generation: commitment.generation, digest: Array(mac.prefix(16)), storeID: header.storeID)
+    }
+
     /// The value `secitem verify` prints and `--expect-commitment` compares:
     /// `<generation>:<first 16 bytes of the state MAC, hex>`.
     func commitmentValue() throws(SecItemError) -> String {

@@ -35,6 +35,10 @@ final class SQLiteConnection {
     var selectByPrimaryKey: Statement?
     /// ``SQLiteBackend/Configuration/openIntegrityCheckItemLimit``.
     var integrityCheckItemLimit = 10_000
+    /// The rollback evidence: each new state of the file against this host's high-water mark.
+    let rollback: RollbackCheck
+    /// Inside a write: the state it wrote, recorded as the mark once committed.
+    private var writtenState: HighWaterMark?
     /// Tests only: a failure injected, or a pause, in the middle of an upgrade.
     var upgradeHooks: (failingAfter: Int?, stall: (() -> Void)?) = (nil, nil)
 
@@ -51,8 +55,9 @@ final class SQLiteConnection {
         var element: RowSetCommitment.Element?
     }
 
-    private init(db: Database, header: KeychainHeader, kek: SecretBytes, codec: RowCodec) {
+    private init(db: Database, header: KeychainHeader, kek: SecretBytes, codec: RowCodec, rollback: RollbackCheck) {
         self.db = db
+        self.rollback = rollback
         self.header = header
         self.kek = kek
         self.codec = codec
@@ -89,15 +94,33 @@ final class SQLiteConnection {
         }
         let connection = SQLiteConnection(
             db: db, header: header, kek: kek.kek,
-            codec: RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(header.format))))
+            codec: RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(header.format))),
+            rollback: RollbackCheck.make(
+                mode: configuration.rollbackCheck, witness: configuration.rollbackWitness, keySource: configuration.keySource,
+                store: witnessed(configuration.path), environment: configuration.environment ?? ProcessInfo.processInfo.environment))
         // The schema just checked need not be checked again unless it changed since.
         connection.knownSchemaVersion = checkedSchema
         connection.integrityCheckItemLimit = configuration.openIntegrityCheckItemLimit
+        try connection.rollback.prime()
         try db.transaction(write: false) { () throws(SecItemError) in
             try connection.synchronise(force: true)
             try connection.checkIndexesAgreeWithRows()
         }
         return connection
+    }
+
+    /// The file as the rollback evidence names it: its canonical path (the file exists by now).
+    private static func witnessed(_ path: String) -> WitnessedStore {
+        let canonical = realpath(path, nil).map { p in
+            defer { free(p) }
+            return String(cString: p)
+        } ?? path
+        return WitnessedStore(identity: "file " + canonical, location: path)
+    }
+
+    /// The state the rollback evidence compares: generation, digest, store id.
+    private func observed(_ mac: [UInt8]) -> HighWaterMark {
+        HighWaterMark(generation: commitment.generation, digest: Array(mac.prefix(16)), storeID: header.storeID)
     }
 
     // MARK: Staying current
@@ -108,7 +131,10 @@ final class SQLiteConnection {
     /// write after this connection's own writes must not need to).
     private(set) var synchronisations = 0
 
-    func synchronise(force: Bool) throws(SecItemError) {
+    /// A format-2 state read is compared with the high-water mark (``RollbackCheck``)
+    /// before this connection takes it as known; `checking: false` only for the
+    /// operator's acceptance of a restore.
+    func synchronise(force: Bool, checking: Bool = true) throws(SecItemError) {
         let dataVersion = db.fileDataVersion
         guard force || dataVersion != knownDataVersion else { return }
         synchronisations += 1
@@ -128,7 +154,11 @@ final class SQLiteConnection {
             forgetStatements()
         }
         header = fresh
-        if fresh.format >= 2 { commitment = try RowSetState.read(codec.keys, db) }
+        if fresh.format >= 2 {
+            let mac: [UInt8]
+            (commitment, mac) = try RowSetState.read(codec.keys, db)
+            if checking && !bulk { try rollback.check(observed(mac)) }
+        }
         knownSchemaVersion = schemaVersion
         knownDataVersion = dataVersion
         if schemaChanged && !force { try checkIndexesAgreeWithRows() }
@@ -152,6 +182,9 @@ final class SQLiteConnection {
         let first: Result<R, SecItemError>
         do { first = .success(try body()) } catch { first = .failure(error) }
         if db.fileDataVersion == knownDataVersion { return try first.get() }
+        // Another connection committed: the state read next is checked against a mark
+        // read before its snapshot begins (RollbackCheck says why).
+        try rollback.prime()
         return try db.transaction(write: false) { () throws(SecItemError) -> R in
             try synchronise(force: false)
             return try body()
@@ -166,9 +199,15 @@ final class SQLiteConnection {
         do {
             if bulk { return try writeSteps(body) }
             rowsReplaced = false
+            writtenState = nil
             let result = try db.transaction(write: true) { () throws(SecItemError) -> R in try writeSteps(body) }
             // This commit moved the data version; what this connection holds is that state.
             knownDataVersion = db.fileDataVersion
+            // Only now, committed, may the state become this host's mark.
+            if let state = writtenState {
+                writtenState = nil
+                rollback.committed(state)
+            }
             if rowsReplaced {
                 // secure_delete zeroed the old contents in the pages this commit wrote;
                 // the WAL still holds the pages as they were before. Empty it now
@@ -195,7 +234,8 @@ final class SQLiteConnection {
         let result = try body()
         if rowSetChanged {
             commitment.generation = writeVersion
-            try RowSetState.write(commitment, keys: codec.keys, db)
+            let mac = try RowSetState.write(commitment, keys: codec.keys, db)
+            if !bulk { writtenState = observed(mac) }
             rowSetChanged = false
         }
         return result

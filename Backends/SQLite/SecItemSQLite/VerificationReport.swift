@@ -91,6 +91,9 @@ extension SQLiteBackend {
         /// write. Kept elsewhere, it lets `secitem verify --expect-commitment` detect
         /// a whole-file rollback to an older consistent copy. Empty for format 1.
         public var commitment = ""
+        /// The rollback evidence's finding: the file is older than (or diverges from) a
+        /// state this host saw (docs/file-format.md, "Rollback evidence"); `nil` when not.
+        public var rollback: String?
 
         public init(format: Int, damaged: [DamagedRow]) {
             self.format = format
@@ -98,11 +101,11 @@ extension SQLiteBackend {
         }
 
         /// Every row intact and, in format 2, exactly the committed row set.
-        public var isIntact: Bool { damaged.isEmpty && rowSet.isEmpty && rowCountDifference == nil }
+        public var isIntact: Bool { damaged.isEmpty && rowSet.isEmpty && rowCountDifference == nil && rollback == nil }
 
         /// One line per problem, without contents (empty when intact).
         public var problems: [String] {
-            var out = damaged.map(\.description) + rowSet.map(\.description)
+            var out = (rollback.map { [$0] } ?? []) + damaged.map(\.description) + rowSet.map(\.description)
             if let difference = rowCountDifference {
                 out.append(
                     "the file holds \(abs(difference)) \(difference > 0 ? "more" : "fewer") rows than committed")
