@@ -83,7 +83,13 @@ package final class RollbackCheck {
             mark = try witness.mark(for: store)
         }
         if let seen = lastSeen, let problem = Self.problem(state, against: seen) {
-            return try found(state, seen, "this process saw", problem)
+            // Unless the operator accepted exactly this state since (the mark is it).
+            guard let mark, mark.generation == state.generation, mark.digest == state.digest else {
+                return try found(state, seen, "this process saw", problem)
+            }
+            lastSeen = state
+            finding = nil
+            return
         }
         if let mark, let problem = Self.problem(state, against: mark) {
             return try found(state, mark, "this host saw (its high-water mark, \(witness))", problem)
