@@ -143,9 +143,10 @@ final class Child {
     private let child: ChildProcess
     var process: Process { child.process }
 
-    init(_ arguments: [String], keyFile: String) throws {
+    init(_ arguments: [String], keyFile: String, environment: [String: String] = [:]) throws {
         var env = ProcessInfo.processInfo.environment
         env["SECITEM_KEY_FILE"] = keyFile
+        for (name, value) in environment { env[name] = value }
         child = try ChildProcess(try helperPath(), arguments, environment: env, inheritStderr: true)
     }
 
@@ -162,8 +163,10 @@ final class Child {
 }
 
 /// Runs the helper to completion.
-func runHelper(_ arguments: [String], keyFile: String) throws -> (lines: [String], status: Int32) {
-    let child = try Child(arguments, keyFile: keyFile)
+func runHelper(_ arguments: [String], keyFile: String, environment: [String: String] = [:]) throws
+    -> (lines: [String], status: Int32)
+{
+    let child = try Child(arguments, keyFile: keyFile, environment: environment)
     let lines = try child.finish()
     return (lines, child.process.terminationStatus)
 }

@@ -18,6 +18,9 @@
 //       "before <n>", reads item scan-0 and holds it: "held <n>" (the scan's control), rotates the data key:
 //       "rotated <n>", verifies: "verified <n>" (n: how many of the other items' data are in memory)
 //   SecItemSQLiteHelper migrate-legacy <db> <file>      prints "migrating", migrates the legacy file (removing it), prints "migrated"
+//   SecItemSQLiteHelper die-at-mark <db> <account> <state-dir> before|after
+//       opens the keychain with the high-water marks in <state-dir>, adds <account>, and is SIGKILLed when the
+//       backend records the new state: before the mark is written, or just after ("dying" first)
 import Foundation
 import SecItemCore
 import SecItemKeychain
@@ -34,6 +37,9 @@ if args[1] == "passphrase-scan" {
     exit(0)
 }
 guard let keyFile = ProcessInfo.processInfo.environment["SECITEM_KEY_FILE"] else { fail("SECITEM_KEY_FILE not set") }
+if args[1] == "die-at-mark" {
+    dieAtMark(db: args[2], keyFile: keyFile, account: args[3], stateDirectory: args[4], recordFirst: args[5] == "after")
+}
 
 let backend: SQLiteBackend
 do {
@@ -326,4 +332,49 @@ func rotateScan() {
     }
     emit("verified \(others())")
     withExtendedLifetime(held) {}
+}
+
+/// A witness that kills the process when asked to record a newer state than it
+/// started with: the crash between the store's commit and the mark's update.
+struct DyingWitness: RollbackWitness {
+    let inner: StateDirectoryWitness
+    let recordFirst: Bool
+    let armedAbove: Int64
+
+    func mark(for store: WitnessedStore) throws(SecItemError) -> HighWaterMark? { try inner.mark(for: store) }
+
+    func advance(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark {
+        if state.generation > armedAbove {
+            if recordFirst { try inner.advance(store, to: state) }
+            emit("dying \(state.generation)")
+            kill(getpid(), SIGKILL)
+        }
+        return try inner.advance(store, to: state)
+    }
+
+    func reset(_ store: WitnessedStore, to state: HighWaterMark?, note: String) throws(SecItemError) {
+        try inner.reset(store, to: state, note: note)
+    }
+}
+
+func dieAtMark(db: String, keyFile: String, account: String, stateDirectory: String, recordFirst: Bool) -> Never {
+    let inner = StateDirectoryWitness(directory: stateDirectory)
+    do {
+        // The generation the parent left: armed above it (opening records nothing newer).
+        let probe = try SQLiteBackend(
+            configuration: .init(path: db, keySource: .keyFile(keyFile), rollbackCheck: .enforce, rollbackWitness: inner))
+        let generation = try probe.verify().commitment.split(separator: ":").first.flatMap { Int64($0) } ?? 0
+        probe.close()
+        let backend = try SQLiteBackend(
+            configuration: .init(
+                path: db, keySource: .keyFile(keyFile), rollbackCheck: .enforce,
+                rollbackWitness: DyingWitness(inner: inner, recordFirst: recordFirst, armedAbove: generation)))
+        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        var item = Query.genericPassword("reopen", account)
+        item["v_Data"] = Data("value-\(account)".utf8)
+        try client.addItem(item)
+    } catch {
+        fail("die-at-mark: \(error)")
+    }
+    fail("die-at-mark: the backend never recorded the new state")
 }
