@@ -23,6 +23,7 @@ struct CLI {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SECITEM_") }
         env["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
         env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
         // A namespace per CLI instance: parallel tests see disjoint stores in the shared collection.
         env["SECITEM_SECRET_SERVICE_NAMESPACE"] = UUID().uuidString
         if let backend { env["SECITEM_BACKEND"] = backend }

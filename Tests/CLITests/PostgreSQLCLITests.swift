@@ -181,12 +181,32 @@ struct PostgreSQLCLITests {
         try fleet.sql(
             ["meta", "items", "state"].map { "DELETE FROM \(fleet.schema).\($0); INSERT INTO \(fleet.schema).\($0) SELECT * FROM \(fleet.schema).old_\($0);" }
                 .joined(separator: " "))
-        // The rolled-back store is consistent in itself: only the expected value reveals it.
-        #expect(try fleet.run(["find-generic-password", "-a", "alice", "-s", "fleet", "-w"]).stdout == "v1-alice\n")
-        #expect(try fleet.run(["verify"]).status == 0)
-        let rolledBack = try fleet.run(["verify", "--expect-commitment", new])
+        // This host saw the newer state: its high-water mark refuses the restored store.
+        let refused = try fleet.run(["find-generic-password", "-a", "alice", "-s", "fleet", "-w"])
+        #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stdout)")
+        #expect(refused.stderr.contains("rolled back") && refused.stderr.contains(new), "\(refused.stderr)")
+        let flagged = try fleet.run(["verify"])
+        #expect(flagged.status == 1 && flagged.stdout.contains("rolled back"), "\(flagged.stdout)")
+        // A host that never saw it (a state directory of its own): the rolled-back store is
+        // consistent in itself, and only the expected value reveals it.
+        var stranger = fleet.env
+        stranger["XDG_STATE_HOME"] = fleet.cli.root.appendingPathComponent("other-host").path
+        #expect(try fleet.cli.run(["find-generic-password", "-a", "alice", "-s", "fleet", "-w"], environment: stranger).stdout
+            == "v1-alice\n")
+        #expect(try fleet.cli.run(["verify"], environment: stranger).status == 0)
+        let rolledBack = try fleet.cli.run(["verify", "--expect-commitment", new], environment: stranger)
         #expect(rolledBack.status == 1, "\(rolledBack.stdout)")
         #expect(rolledBack.stdout.contains("rolled back"), "\(rolledBack.stdout)")
+        // This host's operator accepts the restore, with a reason; the log says so.
+        let accepted = try fleet.run(["accept-restore", "--reason", "restored the dump of last night"])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        #expect(accepted.stdout.contains("high-water mark \(new) -> \(old)"), "\(accepted.stdout)")
+        #expect(accepted.stderr.contains("restored the dump of last night"), "\(accepted.stderr)")
+        let log = try String(
+            contentsOf: fleet.cli.root.appendingPathComponent("state/secitem/high-water/accepted.log"), encoding: .utf8)
+        #expect(log.contains(fleet.schema) && log.contains("restored the dump of last night"), "\(log)")
+        #expect(try fleet.run(["find-generic-password", "-a", "alice", "-s", "fleet", "-w"]).stdout == "v1-alice\n")
+        #expect(try fleet.run(["verify"]).status == 0)
     }
 
     @Test("rekey --rotate and upgrade act on the PostgreSQL keychain; verify on a store without a commitment is refused clearly")
