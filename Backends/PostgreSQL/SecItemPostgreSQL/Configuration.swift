@@ -52,6 +52,18 @@ extension PostgreSQLBackend {
         public var rollbackWitness: (any RollbackWitness)?
         /// The environment the state directory is found in (`nil`: the process's).
         package var environment: [String: String]?
+        /// The most connections this backend opens to the server (1…256, default 8):
+        /// that many calls run at once, each on its own; more wait for one to end.
+        /// Made only as calls need them, so a program calling from one thread holds one.
+        /// Every connection is a server process: a fleet of many hosts goes through
+        /// pgbouncer (`docs/postgresql.md`, "Deployment") or keeps this small.
+        public var poolSize: Int
+        /// Whether statements are prepared once per connection and then run by name
+        /// (default `true`, one parse per connection). Turn off behind a pooler in
+        /// transaction mode that does not track prepared statements (pgbouncer before
+        /// 1.21, or `max_prepared_statements = 0`): each statement is then sent with
+        /// its parameters, unnamed (one message sequence, parsed each time).
+        public var preparedStatements: Bool
 
         /// - Parameters:
         ///   - connection: A libpq URI or `key=value` string; `nil` for the `PG*` environment.
@@ -62,11 +74,14 @@ extension PostgreSQLBackend {
         ///   - rollbackCheck: What the rollback evidence does; by default what
         ///     `SECITEM_ROLLBACK_CHECK` says (`on` when unset or not understood).
         ///   - rollbackWitness: Where the high-water mark is kept (see ``rollbackWitness``).
+        ///   - poolSize: The most connections at once (see ``poolSize``).
+        ///   - preparedStatements: Whether statements are prepared (see ``preparedStatements``).
         public init(
             connection: String? = nil, keySource: KeySource, schema: String = "secitem",
             connectTimeout: Duration = .seconds(5), statementTimeout: Duration = .seconds(10),
             scryptParameters: ScryptParameters = .default, rollbackCheck: RollbackCheckMode? = nil,
-            rollbackWitness: (any RollbackWitness)? = nil
+            rollbackWitness: (any RollbackWitness)? = nil, poolSize: Int = 8,
+            preparedStatements: Bool = true
         ) {
             self.connection = connection
             self.keySource = keySource
@@ -76,6 +91,8 @@ extension PostgreSQLBackend {
             self.scryptParameters = scryptParameters
             self.rollbackCheck = rollbackCheck ?? (try? RollbackCheck.mode(ProcessInfo.processInfo.environment)) ?? .enforce
             self.rollbackWitness = rollbackWitness
+            self.poolSize = min(max(poolSize, 1), 256)
+            self.preparedStatements = preparedStatements
         }
 
         public var description: String {
@@ -90,6 +107,8 @@ extension PostgreSQLBackend {
         /// | `SECITEM_POSTGRESQL_URL` | the connection URI or `key=value` string; unset: the `PG*` variables |
         /// | `SECITEM_POSTGRESQL_SCHEMA` | the schema; default `secitem` |
         /// | `SECITEM_POSTGRESQL_STATEMENT_TIMEOUT` | seconds one statement may take; default 10 |
+        /// | `SECITEM_POSTGRESQL_POOL_SIZE` | the most connections at once (1…256); default 8 |
+        /// | `SECITEM_POSTGRESQL_PREPARED_STATEMENTS` | `off` behind pgbouncer in transaction mode; default `on` |
         /// | `SECITEM_POSTGRESQL_KEY_FILE` | the shared key file of this backend alone (the file backend keeps its own key) |
         /// | `SECITEM_KEY_FILE`, `CREDENTIALS_DIRECTORY`, `SECITEM_PASSPHRASE`, `SECITEM_KEY_SOURCE` | otherwise the key, as for the file backend |
         /// | `SECITEM_ROLLBACK_CHECK` | `on` (default), `report` or `off`: the rollback evidence |
@@ -133,6 +152,23 @@ extension PostgreSQLBackend {
                         errSecParam, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT is \"\(text)\"; expected seconds, such as 10")
                 }
                 statementTimeout = .milliseconds(Int64(seconds * 1000))
+            }
+            if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_POOL_SIZE")) {
+                guard let size = Int(text), (1...256).contains(size) else {
+                    throw SecItemError(
+                        errSecParam, "SECITEM_POSTGRESQL_POOL_SIZE is \"\(text)\"; expected a number of connections, 1 to 256")
+                }
+                poolSize = size
+            }
+            if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_PREPARED_STATEMENTS")) {
+                switch text.lowercased() {
+                case "on", "true", "yes", "1": preparedStatements = true
+                case "off", "false", "no", "0": preparedStatements = false
+                default:
+                    throw SecItemError(
+                        errSecParam,
+                        "SECITEM_POSTGRESQL_PREPARED_STATEMENTS is \"\(text)\"; expected on or off (off behind pgbouncer in transaction mode)")
+                }
             }
         }
 

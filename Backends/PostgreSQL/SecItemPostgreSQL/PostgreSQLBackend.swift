@@ -1,7 +1,6 @@
 import Foundation
 public import SecItemCore
 public import SecItemSealedStore
-import Synchronization
 
 /// A keychain shared by many processes on many machines: the encrypted file
 /// backend's sealed rows, kept in PostgreSQL.
@@ -27,12 +26,15 @@ import Synchronization
 /// (the transaction is rolled back by the server) and the next call reconnects;
 /// a read-only server (a standby) fails writes with `errSecReadOnly`.
 ///
-/// Thread-safe: one connection per backend, in a `Mutex` (checked `Sendable`).
+/// Thread-safe: calls run in parallel, each on a connection of its own from a
+/// bounded pool (``Configuration/poolSize``, made as calls need them). Reads take
+/// no lock; a write holds only the keychain's state row on the server, from its
+/// `SELECT … FOR UPDATE` to its `COMMIT`, which serializes writes across the fleet.
 public final class PostgreSQLBackend: SecItemBackend {
     /// What this backend was opened with, without its secret: a passphrase or raw
     /// key is dropped once the key is derived (descriptions redact passwords too).
     public let configuration: Configuration
-    private let state: Mutex<PostgreSQLSession?>
+    private let pool: SessionPool
 
     /// The name used in diagnostics.
     public var name: String { "postgresql" }
@@ -49,12 +51,13 @@ public final class PostgreSQLBackend: SecItemBackend {
     ///   newer than this library; `errSecParam` for a bad setting.
     public init(configuration: Configuration) throws(SecItemError) {
         self.configuration = configuration.released
-        state = Mutex(try PostgreSQLSession.open(configuration))
+        pool = SessionPool(first: try PostgreSQLSession.open(configuration), size: configuration.poolSize)
     }
 
-    /// Closes the connection; later calls throw `errSecNotAvailable`.
+    /// Closes the connections (one in use closes when its call ends); later calls
+    /// throw `errSecNotAvailable`.
     public func close() {
-        state.withLock { $0 = nil }
+        pool.close()
     }
 
     // MARK: SecItemBackend
@@ -165,19 +168,20 @@ public final class PostgreSQLBackend: SecItemBackend {
 
     /// Turns off the schema check of writes, leaving the row-count checks alone (tests).
     func skipSchemaCheckForTesting() {
-        state.withLock { $0?.checksSchema = false }
+        pool.skipSchemaCheck()
     }
 
     /// Where the backend is connected, without the password (for diagnostics).
     public var endpoint: String {
-        state.withLock { $0?.pq?.endpoint ?? "not connected" }
+        pool.endpoint
     }
 
-    func withSession<R: Sendable>(_ body: (PostgreSQLSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
-        try state.withLock { (session: inout PostgreSQLSession?) throws(SecItemError) -> R in
-            guard let session else { throw SecItemError(errSecNotAvailable, "the PostgreSQL keychain was closed") }
-            return try body(session)
-        }
+    /// How many connections the backend has opened so far (at most ``Configuration/poolSize``,
+    /// more only when one was lost and replaced).
+    public var connectionsOpened: Int { pool.sessionsMade }
+
+    func withSession<R>(_ body: (PostgreSQLSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
+        try pool.withSession(body)
     }
 }
 

@@ -3,8 +3,10 @@ import SecItemCore
 import SecItemSealedStore
 
 /// One open keychain: the connection (re-made when lost), the keys, and the SQL.
-/// Used under the backend's mutex only.
-final class PostgreSQLSession {
+///
+/// `@unchecked Sendable`: a session is used by one thread at a time, the one that
+/// took it from the backend's ``SessionPool`` (which hands it over under its lock).
+final class PostgreSQLSession: @unchecked Sendable {
     let configuration: PostgreSQLBackend.Configuration
     let sql: SQL
     private let parameters: [(String, String)]
@@ -31,6 +33,8 @@ final class PostgreSQLSession {
     /// Whether writes check the tables for ``SQL/alterations`` (off only in tests of
     /// the row-count checks behind it).
     var checksSchema = true
+    /// The ``PublishedKeys/version`` this session's keys came from or were published as.
+    var keysVersion = 0
 
     /// The error a statement that saw another key epoch throws; the call then
     /// reloads the keys and runs again (it is only seen when that keeps happening).
@@ -52,6 +56,48 @@ final class PostgreSQLSession {
         self.header = header
         self.kek = kek
         self.codec = codec
+    }
+
+    /// What a session of the same keychain needs besides the keys.
+    struct Prototype: @unchecked Sendable {
+        // @unchecked: plain values (the configuration holds no secret once released).
+        var configuration: PostgreSQLBackend.Configuration
+        var sql: SQL
+        var parameters: [(String, String)]
+        var redactions: [String]
+    }
+
+    var prototype: Prototype {
+        Prototype(configuration: configuration, sql: sql, parameters: parameters, redactions: redactions)
+    }
+
+    /// Another connection to an open keychain, with the keys a session of it holds
+    /// (no bootstrap: the keychain exists and `keys` unlock it).
+    static func sibling(of prototype: Prototype, keys: PublishedKeys) throws(SecItemError) -> PostgreSQLSession {
+        let pq = try connect(prototype.parameters, prototype.redactions, prototype.configuration)
+        let codec = RowCodec(keys: try ItemKeys(dataKey: keys.dataKey, format: Int(keys.header.format)))
+        let session = PostgreSQLSession(
+            configuration: prototype.configuration, sql: prototype.sql, parameters: prototype.parameters,
+            redactions: prototype.redactions, pq: pq, header: keys.header, kek: keys.kek, codec: codec)
+        session.keysVersion = keys.version
+        return session
+    }
+
+    /// This session's keys, for the other sessions of its pool.
+    func published(version: Int) -> PublishedKeys {
+        PublishedKeys(header: header, kek: kek, dataKey: codec.keys.dataKey, version: version)
+    }
+
+    /// Takes the keys another session of the pool published (newer than this one's).
+    func adopt(_ keys: PublishedKeys) throws(SecItemError) {
+        if keys.header.epoch != header.epoch || !keys.dataKey.equals(codec.keys.dataKey) {
+            if !keys.dataKey.equals(codec.keys.dataKey) {
+                codec = RowCodec(keys: try ItemKeys(dataKey: keys.dataKey, format: Int(keys.header.format)))
+            }
+            header = keys.header
+            kek = keys.kek
+        }
+        keysVersion = keys.version
     }
 
     /// Connects, creates what is missing, and unlocks the keychain.
@@ -132,13 +178,16 @@ final class PostgreSQLSession {
     ) throws(SecItemError) -> PQConnection {
         let pq: PQConnection
         do {
-            pq = try PQConnection.connect(parameters, redactions: redactions)
+            pq = try PQConnection.connect(parameters, redactions: redactions, prepares: configuration.preparedStatements)
         } catch {
             throw SecItemError(
                 errSecNotAvailable,
                 "cannot connect to the PostgreSQL server (\(ConnectionString.redacted(configuration.connection))): "
                     + error.message)
         }
+        // Behind a pooler in transaction mode a session setting would stay on whichever
+        // server connection ran it (other clients' too): the client's bound alone applies.
+        if !configuration.preparedStatements { return pq }
         let ms = configuration.statementTimeout.wholeMilliseconds
         do {
             _ = try pq.run("SET statement_timeout = \(max(1, ms))", timeout: bound(configuration))
