@@ -24,6 +24,9 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
     case secretService = "secret-service"
     /// The private PostgreSQL server of scripts/with-postgresql; a fresh schema per case.
     case postgresql
+    /// The same server through pgbouncer in transaction mode (scripts/with-postgresql
+    /// starts it: 4 server connections shared by every client), statements unprepared.
+    case pgbouncer = "postgresql (pgbouncer)"
     /// A backend from outside the package (Tests/Fixtures/ThirdPartyBackend), registered
     /// with `SecItemBackendRegistry` and opened by its name, as an app would select it.
     case registered = "array (registered)"
@@ -47,6 +50,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
         case .secretService: return ConformanceOptions(threads: 4, operationsPerThread: 25)
         // One connection per backend: the threads take turns on it, each write a durable commit.
         case .postgresql: return ConformanceOptions(threads: 8, operationsPerThread: 125)
+        case .pgbouncer: return ConformanceOptions(threads: 8, operationsPerThread: 60)
         case .registered: return ConformanceOptions(threads: 8, operationsPerThread: 1000)
         }
     }
@@ -61,6 +65,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
             return try SecretServiceBackend(
                 configuration: .init(namespace: "conformance-\(UUID().uuidString)", timeout: .seconds(20)))
         case .postgresql: return try PostgreSQLStores.make()
+        case .pgbouncer: return try PostgreSQLStores.make(throughPgbouncer: true)
         case .registered:
             let provider = ArrayBackendProvider()
             SecItemBackendRegistry.register(provider)
@@ -81,7 +86,7 @@ struct ConformanceTests {
         // scripts/test did not start them; the others run everywhere.
         switch backend {
         case .secretService: try TestService.secretService.require()
-        case .postgresql: try TestService.postgresql.require()
+        case .postgresql, .pgbouncer: try TestService.postgresql.require()
         case .fileTPM2: try TestService.softwareTPM.require()
         case .memory, .file, .fileCachedPassphrase, .registered: break
         }
@@ -135,14 +140,25 @@ enum TPM2FileStores {
 /// server the `PG*` variables of scripts/with-postgresql point at. Without that
 /// server the runs fail (never skip).
 enum PostgreSQLStores {
-    static func make() throws -> PostgreSQLBackend {
-        guard let dir = ProcessInfo.processInfo.environment["SECITEM_TEST_POSTGRESQL_DIR"], !dir.isEmpty else {
+    static func make(throughPgbouncer: Bool = false) throws -> PostgreSQLBackend {
+        let environment = ProcessInfo.processInfo.environment
+        guard let dir = environment["SECITEM_TEST_POSTGRESQL_DIR"], !dir.isEmpty else {
             throw SecItemError(
                 errSecNotAvailable,
                 "no test PostgreSQL server: run the suite through scripts/test (scripts/with-postgresql starts one)")
         }
         let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
         let schema = "conformance_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        return try PostgreSQLBackend(configuration: .init(keySource: .rawKey(key), schema: schema))
+        guard throughPgbouncer else {
+            return try PostgreSQLBackend(configuration: .init(keySource: .rawKey(key), schema: schema))
+        }
+        guard let port = environment["SECITEM_TEST_PGBOUNCER_PORT"], !port.isEmpty else {
+            throw SecItemError(
+                errSecNotAvailable, "no test pgbouncer: scripts/with-postgresql starts one (Debian's pgbouncer package)")
+        }
+        return try PostgreSQLBackend(
+            configuration: .init(
+                connection: "host=\(dir) port=\(port) dbname=secitem user=secitem", keySource: .rawKey(key), schema: schema,
+                preparedStatements: false))
     }
 }

@@ -61,10 +61,15 @@ final class PQConnection {
     private var prepared: [String: String] = [:]
     /// Strings to remove from every message (the password, as given).
     private let redactions: [String]
+    /// Whether statements are prepared once and run by name (off behind a pooler in
+    /// transaction mode, where the next transaction may run on another server
+    /// connection: each statement is then parsed with its parameters, unnamed).
+    let prepares: Bool
 
-    private init(conn: OpaquePointer, redactions: [String]) {
+    private init(conn: OpaquePointer, redactions: [String], prepares: Bool) {
         self.conn = conn
         self.redactions = redactions
+        self.prepares = prepares
     }
 
     deinit { csecitem_PQfinish(conn) }
@@ -73,7 +78,9 @@ final class PQConnection {
     /// expanded from `dbname`, then the `PG*` environment, `~/.pgpass` and
     /// `pg_service.conf`, exactly as `psql` would).
     /// - Throws: ``PQFailure`` with the reason the server could not be reached.
-    static func connect(_ parameters: [(String, String)], redactions: [String]) throws(PQFailure) -> PQConnection {
+    static func connect(_ parameters: [(String, String)], redactions: [String], prepares: Bool = true)
+        throws(PQFailure) -> PQConnection
+    {
         do { try Libpq.load() } catch { throw PQFailure(sqlState: nil, message: error.detail ?? error.message, connectionLost: true) }
         var keys = parameters.map { strdup($0.0) }
         var values = parameters.map { strdup($0.1) }
@@ -103,7 +110,7 @@ final class PQConnection {
         // libpq's default prints server notices to stderr; a library stays quiet
         // (errors reach the caller through statuses and details instead).
         csecitem_PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        return PQConnection(conn: handle, redactions: redactions)
+        return PQConnection(conn: handle, redactions: redactions, prepares: prepares)
     }
 
     /// Whether the connection still looks alive without a round trip: an idle
@@ -147,8 +154,11 @@ final class PQConnection {
         throws(PQFailure) -> PQResult
     {
         let deadline = ContinuousClock.now + timeout
+        let prepare = prepare && prepares
         if prepare, prepared[sql] == nil {
-            let name = "s\(prepared.count)"
+            // Named by the statement's text: a name can only ever mean this statement,
+            // on whatever server connection it reaches.
+            let name = Self.statementName(sql)
             let sent = csecitem_PQsendPrepare(conn, name, sql, 0, nil)
             guard sent == 1 else { throw failure(connectionLost: true) }
             let result = try single(deadline)
@@ -214,6 +224,14 @@ final class PQConnection {
         }
         if let firstError { throw firstError }
         return last
+    }
+
+    /// `si_` and 16 hex digits of the statement's FNV-1a hash.
+    static func statementName(_ sql: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        let hex = String(hash, radix: 16)
+        return "si_" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     private func withPointers<R>(_ storage: [[UInt8]], _ nulls: [Bool], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
