@@ -165,3 +165,86 @@ final class PrivateServer {
         try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
     }
 }
+
+/// A primary and a streaming standby of its own (scripts/postgresql-server
+/// `start`, `standby-start`), each on a Unix socket in its own directory; stopped
+/// and removed on release. `servers[0]` starts as the primary.
+final class ReplicatedPair {
+    let parent: String
+    /// The two servers' directories; which one is primary changes with ``failover()``.
+    var servers: [String]
+    private(set) var primary = 0
+    /// A password file reaching both (the same role and password on each).
+    let passfile: String
+
+    init(synchronous: Bool = true) throws {
+        parent = NSTemporaryDirectory() + "pg-pair-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        chmod(parent, 0o711)
+        servers = [parent + "/a", parent + "/b"]
+        passfile = parent + "/pgpass"
+        guard PrivateServer.script("start", servers[0]) == 0 else { throw TestSetupError("cannot start the primary") }
+        guard Self.script("standby-start", servers[1], servers[0]) == 0 else { throw TestSetupError("cannot start the standby") }
+        if synchronous {
+            guard PrivateServer.script("sync", servers[0]) == 0 else { throw TestSetupError("cannot make the standby synchronous") }
+        }
+        let line = try String(contentsOfFile: servers[0] + "/pgpass", encoding: .utf8).split(separator: "\n")[0]
+        let password = line.split(separator: ":", omittingEmptySubsequences: false)[4]
+        let lines = servers.map { "\($0):5432:*:secitem:\(password)\n" }.joined()
+        _ = FileManager.default.createFile(atPath: passfile, contents: Data(lines.utf8), attributes: [.posixPermissions: 0o600])
+    }
+
+    static func script(_ verb: String, _ directory: String, _ other: String) -> Int32 {
+        let status = system("'\(TestServer.serverScript)' \(verb) '\(directory)' '\(other)' >&2")
+        return status == -1 ? -1 : (status >> 8) & 0xFF
+    }
+
+    var primaryDirectory: String { servers[primary] }
+    var standbyDirectory: String { servers[1 - primary] }
+
+    /// A libpq `key=value` string for the servers in `order`, with `attributes`
+    /// (`target_session_attrs`).
+    func connection(_ order: [String], attributes: String) -> String {
+        "host=\(order.joined(separator: ",")) port=\(order.map { _ in "5432" }.joined(separator: ",")) dbname=secitem "
+            + "user=secitem passfile=\(passfile) target_session_attrs=\(attributes) connect_timeout=2"
+    }
+
+    /// Runs SQL on one server with psql (as the test's superuser); its output.
+    func psql(_ directory: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try TestServer.bin("psql"))
+        process.arguments = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
+        var env = ProcessInfo.processInfo.environment
+        env["PGHOST"] = directory
+        env["PGPORT"] = "5432"
+        env["PGUSER"] = "secitem"
+        env["PGDATABASE"] = "secitem"
+        env["PGPASSFILE"] = passfile
+        process.environment = env
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestSetupError("psql failed on \(directory): \(sql)") }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// SIGKILLs the primary, promotes the standby, and makes the old primary the
+    /// new standby (pg_rewind, else a fresh base backup).
+    func failover(synchronous: Bool = true) throws {
+        let old = primary
+        guard PrivateServer.script("kill", servers[old]) == 0 else { throw TestSetupError("cannot kill the primary") }
+        guard PrivateServer.script("promote", servers[1 - old]) == 0 else { throw TestSetupError("cannot promote the standby") }
+        primary = 1 - old
+        if synchronous {
+            guard PrivateServer.script("sync", servers[primary]) == 0 else { throw TestSetupError("cannot make the standby synchronous") }
+        }
+        guard Self.script("rewind", servers[old], servers[primary]) == 0 else { throw TestSetupError("cannot re-attach the old primary") }
+    }
+
+    deinit {
+        for server in servers { _ = PrivateServer.script("stop", server) }
+        try? FileManager.default.removeItem(atPath: parent)
+    }
+}
