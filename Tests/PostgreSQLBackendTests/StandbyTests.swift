@@ -83,5 +83,33 @@ struct StandbyTests {
                 connection: pair.connection([pair.standbyDirectory], attributes: "read-only"), keySource: .keyFile(keys.keyFile),
                 schema: schema))
         #expect(try data(SecItemClient(backend: only, accessGroups: AccessGroups(["fleet"])), "a0") == "new")
+
+        // diagnose: the primary's replication and commit settings; a warning only where a write could be lost.
+        func notes(_ connection: String) -> [String] {
+            PostgreSQLBackend.inspect(.init(connection: connection, keySource: .keyFile(keys.keyFile), schema: schema)).notes
+        }
+        let durable = notes(pair.connection([pair.primaryDirectory], attributes: "read-write"))
+        #expect(durable.contains { $0.contains("1 standby(s) streaming, 1 synchronous") && $0.contains("synchronous_commit remote_apply") }, "\(durable)")
+        #expect(!durable.contains { $0.hasPrefix("warning:") }, "\(durable)")
+        let local = notes(pair.connection([pair.primaryDirectory], attributes: "read-write") + " options='-c synchronous_commit=local'")
+        #expect(local.contains { $0.hasPrefix("warning: synchronous_commit is local") }, "\(local)")
+        let off = notes(pair.connection([pair.primaryDirectory], attributes: "read-write") + " options='-c synchronous_commit=off'")
+        #expect(off.contains { $0.hasPrefix("warning: synchronous_commit is off") }, "\(off)")
+        let onStandby = notes(pair.connection([pair.standbyDirectory], attributes: "any"))
+        #expect(onStandby.contains { $0.contains("this server is a standby") }, "\(onStandby)")
+        // Asynchronous: the standby no longer named synchronous.
+        _ = try pair.psql(pair.primaryDirectory, "ALTER SYSTEM SET synchronous_standby_names = ''")
+        _ = try pair.psql(pair.primaryDirectory, "SELECT pg_reload_conf()")
+        let asynchronous = notes(pair.connection([pair.primaryDirectory], attributes: "read-write"))
+        #expect(asynchronous.contains { $0.hasPrefix("warning: replication is asynchronous") }, "\(asynchronous)")
+    }
+
+    @Test("diagnose on a server without a standby says a failover has nothing to promote")
+    func diagnoseWithoutStandby() throws {
+        _ = try TestServer.directory()
+        let keys = try KeyDirectory()
+        let notes = PostgreSQLBackend.inspect(.init(keySource: .keyFile(keys.keyFile), schema: freshSchema("diag"))).notes
+        #expect(notes.contains { $0.hasPrefix("replication: 0 standby(s) streaming") }, "\(notes)")
+        #expect(notes.contains { $0.hasPrefix("no standby is streaming") }, "\(notes)")
     }
 }
