@@ -72,7 +72,7 @@ public final class PostgreSQLBackend: SecItemBackend {
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "searching items") { () throws(SecItemError) -> [StoredItem] in
+            try s.call(during: "searching items", readOnly: true) { () throws(SecItemError) -> [StoredItem] in
                 try s.matches(query, limit: limit, inWrite: false).map(\.item)
             }
         }

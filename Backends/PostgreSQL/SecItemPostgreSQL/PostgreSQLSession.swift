@@ -30,6 +30,8 @@ final class PostgreSQLSession: @unchecked Sendable {
     private var sawRetryable = false
     /// The rollback evidence: each new state of the store against this host's high-water mark.
     let rollback: RollbackCheck
+    /// Set when a statement lost its connection (not when connecting failed).
+    private var lostConnection = false
     /// Whether writes check the tables for ``SQL/alterations`` (off only in tests of
     /// the row-count checks behind it).
     var checksSchema = true
@@ -207,14 +209,19 @@ final class PostgreSQLSession: @unchecked Sendable {
 
     /// Runs one backend call: reconnects first when the connection was lost or
     /// closed by the server, and runs `body` again when another host changed the
-    /// keys under it (after reloading them) or the server asked for a retry.
-    func call<R>(during what: String, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+    /// keys under it (after reloading them) or the server asked for a retry. A call
+    /// that only reads (`readOnly`) whose connection was lost (a failover, a
+    /// restart) runs once more on a new connection: it changed nothing, so running
+    /// it again is safe. A write is never run again after a lost connection: its
+    /// `COMMIT` may have been applied (docs/postgresql.md, "During a failover").
+    func call<R>(during what: String, readOnly: Bool = false, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         during = what
         var attempt = 0
         while true {
             attempt += 1
             sawStaleKeys = false
             sawRetryable = false
+            lostConnection = false
             do throws(SecItemError) {
                 try ensureConnected()
                 return try body()
@@ -225,6 +232,9 @@ final class PostgreSQLSession: @unchecked Sendable {
                 }
                 if sawRetryable, attempt < 8 {
                     usleep(UInt32(1000 * attempt * attempt))
+                    continue
+                }
+                if readOnly, lostConnection, attempt == 1, error.status == errSecNotAvailable {
                     continue
                 }
                 throw error
@@ -344,6 +354,7 @@ final class PostgreSQLSession: @unchecked Sendable {
     private func mapped(_ failure: PQFailure) -> SecItemError {
         if failure.connectionLost {
             pq = nil
+            lostConnection = true
             return SecItemError(
                 errSecNotAvailable, "the PostgreSQL server is not available (\(during)): \(failure.message)")
         }
@@ -366,6 +377,7 @@ final class PostgreSQLSession: @unchecked Sendable {
                 "the PostgreSQL server did not finish within the statement timeout (\(during)): \(failure.message)")
         case let s where s.hasPrefix("53") || s.hasPrefix("08") || s.hasPrefix("57P"):
             pq = nil
+            lostConnection = true
             return SecItemError(errSecNotAvailable, "the PostgreSQL server is not available (\(during)): \(failure.message)")
         case "42501":
             return SecItemError(
