@@ -10,6 +10,11 @@
 //                                                                    until <count> adds were acknowledged (at most 120 s)
 //   SecItemPostgreSQLHelper rotate <schema> <times>                  rotates the data key: "rotated <i>" each
 //   SecItemPostgreSQLHelper read <schema> <account>                  prints the data, or "status <n>"
+//   SecItemPostgreSQLHelper until <schema> <prefix> <stop-file>       adds <prefix>-<i> until the file exists: "ack <i>" or
+//                                                                    "fail <i> <status> <ms>" each (a failed add is not retried)
+//   SecItemPostgreSQLHelper scan <schema> <stop-file>                 lists every item until the file exists; "bad <status> …"
+//                                                                    for a status other than errSecNotAvailable/errSecReadOnly,
+//                                                                    "scans <ok> <failed>" at the end
 // Any other failure: "error <status> <detail>".
 import Foundation
 import SecItemCore
@@ -98,6 +103,42 @@ case "read":
     } catch {
         emit("status \(error.status)")
     }
+
+case "until":
+    let prefix = args[3], stop = args[4]
+    var i = 0
+    while !FileManager.default.fileExists(atPath: stop) {
+        defer { i += 1 }
+        let start = ContinuousClock.now
+        do {
+            try client.addItem(item("\(prefix)-\(i)", "value-\(prefix)-\(i)"))
+            emit("ack \(i)")
+        } catch {
+            let ms = (ContinuousClock.now - start).wholeMilliseconds
+            emit("fail \(i) \(error.status) \(ms)")
+            usleep(50_000)
+        }
+    }
+
+case "scan":
+    let stop = args[3]
+    var ok = 0, failed = 0
+    while !FileManager.default.fileExists(atPath: stop) {
+        do {
+            _ = try client.copyMatchingItems(["class": "genp", "svce": "fleet", "m_Limit": "m_LimitAll", "r_Attributes": true])
+            ok += 1
+        } catch where error.status == errSecItemNotFound {
+            ok += 1
+        } catch where error.status == errSecNotAvailable || error.status == errSecReadOnly {
+            failed += 1
+            usleep(50_000)
+        } catch {
+            emit("bad \(error.status) \(error.detail ?? "")")
+            failed += 1
+        }
+        usleep(20_000)
+    }
+    emit("scans \(ok) \(failed)")
 
 default:
     fail("unknown scenario \(args[1])")
