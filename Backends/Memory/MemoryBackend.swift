@@ -5,8 +5,9 @@ import Synchronization
 /// A process-local store that behaves exactly like the persistent backends: the
 /// reference implementation of `SecItemBackend`, and the store for tests.
 ///
-/// Thread-safe (a `Mutex` around its storage; checked `Sendable`). Every
-/// instance is its own isolated store.
+/// Thread-safe: lookups share a readers–writer lock, so threads read in parallel;
+/// an add, update or delete has the store to itself. Every instance is its own
+/// isolated store.
 ///
 /// Fault injection lets an app test its error paths:
 ///
@@ -58,7 +59,6 @@ public final class MemoryBackend: SecItemBackend {
         /// Items by the value of an attribute queries often constrain (the same
         /// ones the file backend indexes), so such queries need not scan.
         var byAttribute: [AttributeIndexKey: Set<UUID>] = [:]
-        var faults: [Fault] = []
 
         static let indexedAttributes = Schema.indexedAttributes
 
@@ -78,17 +78,6 @@ public final class MemoryBackend: SecItemBackend {
                 if best == nil || ids.count < best!.count { best = ids }
             }
             return best
-        }
-
-        mutating func checkFault(_ operation: Operation) throws(SecItemError) {
-            guard let index = faults.firstIndex(where: { $0.operations.contains(operation) }) else { return }
-            if faults[index].skip > 0 {
-                faults[index].skip -= 1
-                return
-            }
-            let fault = faults[index]
-            if !fault.persistent { faults.remove(at: index) }
-            throw fault.error
         }
 
         func matching(_ query: ItemQuery, limit: Int?) -> [StoredItem] {
@@ -157,7 +146,28 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
-    private let storage = Mutex(Storage())
+    private let storage = ReadWriteLock(Storage())
+    /// Injected faults, apart from the items so that lookups need not take the
+    /// write lock; ``faultCount`` lets a call skip this lock when there are none.
+    private let faults = Mutex<[Fault]>([])
+    private let faultCount = Atomic<Int>(0)
+
+    private func checkFault(_ operation: Operation) throws(SecItemError) {
+        guard faultCount.load(ordering: .acquiring) > 0 else { return }
+        try faults.withLock { (faults: inout [Fault]) throws(SecItemError) in
+            guard let index = faults.firstIndex(where: { $0.operations.contains(operation) }) else { return }
+            if faults[index].skip > 0 {
+                faults[index].skip -= 1
+                return
+            }
+            let fault = faults[index]
+            if !fault.persistent {
+                faults.remove(at: index)
+                faultCount.wrappingSubtract(1, ordering: .releasing)
+            }
+            throw fault.error
+        }
+    }
 
     /// The name used in diagnostics.
     public var name: String { "memory" }
@@ -178,38 +188,43 @@ public final class MemoryBackend: SecItemBackend {
         let fault = Fault(
             error: SecItemError(status, "fault injected by MemoryBackend.injectFault"), operations: operations,
             persistent: persistent, skip: max(0, after))
-        storage.withLock { $0.faults.append(fault) }
+        faults.withLock {
+            $0.append(fault)
+            faultCount.wrappingAdd(1, ordering: .releasing)
+        }
     }
 
     /// Removes every injected fault.
     public func clearFaults() {
-        storage.withLock { $0.faults.removeAll() }
+        faults.withLock {
+            $0.removeAll()
+            faultCount.store(0, ordering: .releasing)
+        }
     }
 
     /// The number of items stored, in every group and class.
-    public var count: Int { storage.withLock { $0.items.count } }
+    public var count: Int { storage.read { $0.items.count } }
 
     /// Stores `item`; errSecDuplicateItem when its primary key is taken.
     public func add(_ item: StoredItem) throws(SecItemError) {
-        try storage.withLock { (s: inout Storage) throws(SecItemError) in
-            try s.checkFault(.add)
+        try checkFault(.add)
+        try storage.write { (s: inout Storage) throws(SecItemError) in
             guard s.byPrimaryKey[item.primaryKey] == nil else { throw SecItemError(errSecDuplicateItem) }
             s.insert(item)
         }
     }
 
     /// Matches oldest first; by primary key when the query pins it, else by scan.
+    /// Lookups run in parallel with each other (a shared lock).
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
-        try storage.withLock { (s: inout Storage) throws(SecItemError) in
-            try s.checkFault(.fetch)
-            return s.matching(query, limit: limit)
-        }
+        try checkFault(.fetch)
+        return storage.read { s in s.matching(query, limit: limit) }
     }
 
     /// Replaces every match under one lock; nothing changes on a collision.
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
-        try storage.withLock { (s: inout Storage) throws(SecItemError) in
-            try s.checkFault(.update)
+        try checkFault(.update)
+        return try storage.write { (s: inout Storage) throws(SecItemError) in
             let old = s.matching(query, limit: nil)
             let new = old.map(transform)
             try checkUpdateCollisions(new) { key in s.byPrimaryKey[key]?.item.id }
@@ -221,8 +236,8 @@ public final class MemoryBackend: SecItemBackend {
 
     /// Deletes every match.
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
-        try storage.withLock { (s: inout Storage) throws(SecItemError) in
-            try s.checkFault(.delete)
+        try checkFault(.delete)
+        return try storage.write { (s: inout Storage) throws(SecItemError) in
             let doomed = s.matching(query, limit: nil)
             guard !doomed.isEmpty else { return 0 }
             for item in doomed { s.remove(item) }

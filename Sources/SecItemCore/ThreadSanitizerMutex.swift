@@ -34,6 +34,15 @@ package final class ThreadSanitizerMutex<Value: ~Copyable>: @unchecked Sendable 
         defer { pthread_mutex_unlock(lock) }
         return try body(&value)
     }
+
+    /// `Mutex.withLockIfAvailable`: `nil` without waiting when another thread holds the lock.
+    package func withLockIfAvailable<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result? {
+        guard pthread_mutex_trylock(lock) == 0 else { return nil }
+        defer { pthread_mutex_unlock(lock) }
+        return try body(&value)
+    }
 }
 
 typealias Mutex<Value: ~Copyable> = ThreadSanitizerMutex<Value>

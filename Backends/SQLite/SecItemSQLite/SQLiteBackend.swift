@@ -18,16 +18,28 @@ import Synchronization
 /// let client = SecItemClient(backend: backend)
 /// ```
 ///
-/// Thread-safe: the connection lives in a `Mutex` (checked `Sendable`, no
-/// `@unchecked`). Process-safe: WAL, `synchronous=FULL`, writes in
-/// `BEGIN IMMEDIATE` transactions and a busy timeout; a call returns only after
-/// its change is durable.
+/// Thread-safe: each connection lives in a `Mutex` (checked `Sendable`, no
+/// `@unchecked`). Writes take turns on the first connection, as SQLite requires;
+/// lookups run on it when it is free and otherwise on a small pool of read
+/// connections (``Configuration/readConnections``), so threads read in parallel
+/// and never wait for a writer's commit. Process-safe: WAL, `synchronous=FULL`,
+/// writes in `BEGIN IMMEDIATE` transactions and a busy timeout; a call returns
+/// only after its change is durable.
 public final class SQLiteBackend: SecItemBackend {
     /// What this backend was opened with, without its secret: a passphrase or raw
     /// key is dropped once the key is derived (here it is an empty passphrase or
     /// empty data), so the backend never holds it. Key file paths are kept.
     public let configuration: Configuration
-    private let state: Mutex<SQLiteConnection?>
+    /// The first connection: every write, and reads when it is free.
+    let state: Mutex<SQLiteConnection?>
+    /// Pooled read connections (ReadConnections.swift), opened on first need.
+    let readers: [ReaderSlot]
+    /// What a pooled reader is opened from.
+    let seed: Mutex<ReaderSeed>
+    let nextReader = Atomic<Int>(0)
+    let closed = Atomic<Bool>(false)
+    /// Inside ``inBulkTransaction(_:)``: reads go to the first connection, into its open transaction.
+    let bulkWrite = Atomic<Bool>(false)
 
     /// The name used in diagnostics.
     public var name: String { "file" }
@@ -47,7 +59,9 @@ public final class SQLiteBackend: SecItemBackend {
     public init(configuration: Configuration) throws(SecItemError) {
         self.configuration = configuration.released
         let connection = try SQLiteConnection.open(configuration)
+        seed = Mutex(connection.readerSeed)
         state = Mutex(connection)
+        readers = (0..<max(0, configuration.readConnections)).map { _ in ReaderSlot() }
         OpenBackends.register(self)
     }
 
@@ -61,6 +75,8 @@ public final class SQLiteBackend: SecItemBackend {
     /// functions never close theirs) is closed by an `atexit` handler, so no WAL
     /// holding deleted items' pages is left behind.
     public func close() {
+        closed.store(true, ordering: .releasing)
+        closeReaders()
         state.withLock { connection in
             connection?.db.close()
             connection = nil
@@ -76,7 +92,7 @@ public final class SQLiteBackend: SecItemBackend {
     }
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
-        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
+        try withReader { (c: SQLiteConnection) throws(SecItemError) in
             try c.read { () throws(SecItemError) in try c.matches(query, limit: limit).map(\.item) }
         }
     }
@@ -214,7 +230,10 @@ public final class SQLiteBackend: SecItemBackend {
             }
             // The old key opens nothing current now; it leaves the session key cache.
             SessionKeyCache.drop(store: configuration.keyContext.store, header: old)
+            updateSeed(c)
         }
+        // Their key-encryption key is the old one: they reopen from the new seed.
+        closeReaders()
     }
 
     /// Replaces the data key: every row is re-encrypted under a new random key,
@@ -246,12 +265,14 @@ public final class SQLiteBackend: SecItemBackend {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             try c.db.execute("BEGIN IMMEDIATE")
             c.bulk = true
+            bulkWrite.store(true, ordering: .releasing)
         }
         do {
             try body()
         } catch {
             try? withConnection { (c: SQLiteConnection) throws(SecItemError) in
                 c.bulk = false
+                bulkWrite.store(false, ordering: .releasing)
                 c.forgetState()
                 try c.db.execute("ROLLBACK")
             }
@@ -259,6 +280,7 @@ public final class SQLiteBackend: SecItemBackend {
         }
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             c.bulk = false
+            bulkWrite.store(false, ordering: .releasing)
             do throws(SecItemError) {
                 try c.db.execute("COMMIT")
                 c.forgetState()
@@ -271,7 +293,7 @@ public final class SQLiteBackend: SecItemBackend {
 
     func withConnection<R: Sendable>(_ body: (SQLiteConnection) throws(SecItemError) -> R) throws(SecItemError) -> R {
         try state.withLock { (connection: inout SQLiteConnection?) throws(SecItemError) -> R in
-            guard let connection else { throw SecItemError(errSecNotAvailable, "the keychain file was closed") }
+            guard let connection else { throw Self.closedError }
             return try body(connection)
         }
     }

@@ -22,7 +22,8 @@ final class SQLiteConnection {
     /// Inside ``SQLiteBackend/inBulkTransaction(_:)``: calls join the open transaction.
     var bulk = false
     private var knownDataVersion: Int64 = -1
-    private var knownSchemaVersion: Int64 = -1
+    /// The schema version last checked (set by a pooled reader's opening, from the backend's).
+    var knownSchemaVersion: Int64 = -1
     /// Inside a write: whether the row set changed (the state row is then rewritten).
     private(set) var rowSetChanged = false
     /// Inside a write: whether a row was deleted or replaced (the WAL is then emptied
@@ -55,7 +56,7 @@ final class SQLiteConnection {
         var element: RowSetCommitment.Element?
     }
 
-    private init(db: Database, header: KeychainHeader, kek: SecretBytes, codec: RowCodec, rollback: RollbackCheck) {
+    init(db: Database, header: KeychainHeader, kek: SecretBytes, codec: RowCodec, rollback: RollbackCheck) {
         self.db = db
         self.rollback = rollback
         self.header = header
@@ -110,7 +111,7 @@ final class SQLiteConnection {
     }
 
     /// The file as the rollback evidence names it: its canonical path (the file exists by now).
-    private static func witnessed(_ path: String) -> WitnessedStore {
+    static func witnessed(_ path: String) -> WitnessedStore {
         let canonical = realpath(path, nil).map { p in
             defer { free(p) }
             return String(cString: p)

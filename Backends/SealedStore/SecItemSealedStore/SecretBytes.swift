@@ -6,7 +6,11 @@ package import SecItemCore
 ///
 /// A class rather than an array, so that copies share one buffer and no stray
 /// copy of a key outlives its owner. Never printed.
-package final class SecretBytes: CustomStringConvertible {
+///
+/// `@unchecked Sendable`: the bytes are written only while it is initialised and
+/// in `deinit`; in between they are only read, so threads may share one (the file
+/// backend's read connections share its key-encryption key).
+package final class SecretBytes: CustomStringConvertible, @unchecked Sendable {
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// The number of key bytes.
