@@ -203,7 +203,7 @@ public final class MemoryBackend: SecItemBackend {
     }
 
     /// The number of items stored, in every group and class.
-    public var count: Int { storage.read { $0.items.count } }
+    public var count: Int { storage.read { $0.pointee.items.count } }
 
     /// Stores `item`; errSecDuplicateItem when its primary key is taken.
     public func add(_ item: StoredItem) throws(SecItemError) {
@@ -218,7 +218,7 @@ public final class MemoryBackend: SecItemBackend {
     /// Lookups run in parallel with each other (a shared lock).
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try checkFault(.fetch)
-        return storage.read { s in s.matching(query, limit: limit) }
+        return storage.read { s in s.pointee.matching(query, limit: limit) }
     }
 
     /// Replaces every match under one lock; nothing changes on a collision.

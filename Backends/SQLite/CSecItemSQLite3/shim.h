@@ -9,4 +9,11 @@ static inline sqlite3_destructor_type csecitem_sqlite_static(void) { return SQLI
 static inline int csecitem_sqlite_db_config_int(sqlite3 *db, int op, int value) {
     return sqlite3_db_config(db, op, value, (int *)0);
 }
+/* sqlite3_config is variadic. Turns off SQLite's memory statistics, which take one
+   process-wide mutex on every allocation and free (threads reading on separate
+   connections queued on it). Only possible before SQLite initialises; returns
+   SQLITE_MISUSE, harmlessly, after. */
+static inline int csecitem_sqlite_memstatus_off(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
 #endif

@@ -20,6 +20,7 @@ final class Database {
 
     /// Opens an existing file (never creates one: creation is atomic, see ``KeychainFile``).
     init(path: String, create: Bool = false, busyTimeoutMilliseconds: Int32 = 30_000) throws(SecItemError) {
+        _ = Self.configureOnce
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         var db: OpaquePointer?
@@ -45,6 +46,10 @@ final class Database {
     }
 
     deinit { close() }
+
+    /// Before the process's first connection: no memory statistics (a process-wide
+    /// mutex on every SQLite allocation, which pooled readers on two cores queued on).
+    private static let configureOnce: Void = { _ = csecitem_sqlite_memstatus_off() }()
 
     /// Finalizes every statement, empties the WAL when no other connection needs it
     /// (``checkpointTruncate()``), and closes the handle (idempotent). The last
