@@ -44,7 +44,8 @@ struct Workload {
     func existing(_ k: Int) -> Int { (k &* 7919) % items }
 
     /// The six operations, measured through the client.
-    /// `--op TEXT`: only operations whose name contains TEXT (for profiling one of them).
+    /// `--op TEXT[,TEXT…]`: only operations whose name contains one of the TEXTs (for
+    /// profiling one of them, or a chosen interleaving: `--op add,lookup`).
     nonisolated(unsafe) static var opFilter: String?
 
     /// `second`: another baseline for the same operations (measured in the same
@@ -54,7 +55,7 @@ struct Workload {
         var out: [Measurement] = []
         var pendingSecond: (String, [UInt64])?
         func record(_ op: String, _ samples: @autoclosure () throws -> [UInt64], _ baseline: @autoclosure () throws -> (String, [UInt64])?) rethrows {
-            guard opFilter.map({ op.contains($0) }) ?? true else { return }
+            guard opFilter.map({ $0.split(separator: ",").contains { op.contains($0) } }) ?? true else { return }
             let (samples, baseline) = (try samples(), try baseline())
             out.append(Measurement(backend: backend, op: op, items: items, samples: samples,
                                    baseline: baseline?.0, baselineSamples: baseline?.1 ?? []))

@@ -20,7 +20,7 @@ struct Options {
             case "--json": jsonPath = it.next()
             case "--op": Workload.opFilter = it.next()
             case "-h", "--help":
-                print("usage: SecItemBenchmarks [--quick] [--filter GROUP] [--op OPERATION] [--json FILE]")
+                print("usage: SecItemBenchmarks [--quick] [--filter GROUP] [--op OPERATION[,OPERATION…]] [--json FILE]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown argument \(a)\n".utf8))

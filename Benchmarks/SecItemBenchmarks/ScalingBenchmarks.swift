@@ -1,0 +1,204 @@
+import Foundation
+import Glibc
+import SecItem
+import SecItemCore
+import SecItemMemory
+import SecItemPostgreSQL
+import SecItemSealedStore
+import SecItemSQLite
+import Synchronization
+
+/// Lookups from many threads on one store (issue 24): 1, 2, 4, 8 and 32 threads each
+/// doing `SecItemCopyMatching` hits on a store of 1,000 items for a fixed time, on
+/// memory, file and (under `scripts/with-postgresql`) PostgreSQL. Reported as
+/// lookups per second and the ratio to one thread, all measured in the same rounds
+/// (every thread count once per round, rounds alternating, median of the rounds).
+/// Then the same readers with one more thread adding items without pause: the
+/// readers' throughput against their own without the writer, in the same rounds.
+enum ScalingBenchmarks {
+    static let threadCounts = [1, 2, 4, 8, 32]
+    static let writerReaderCounts = [1, 2]
+
+    struct Row {
+        var backend: String
+        var threads: Int
+        var writer: Bool
+        var rates: [Double] = []
+        /// Lookups per second of CPU time the process used (all its threads).
+        var perCPU: [Double] = []
+        /// CPU seconds per wall second: how many cores the process kept busy.
+        var cores: [Double] = []
+        var median: Double { rates.sorted()[rates.count / 2] }
+        var medianPerCPU: Double { perCPU.sorted()[perCPU.count / 2] }
+        var medianCores: Double { cores.sorted()[cores.count / 2] }
+    }
+
+    static func group(_ options: Options, _ results: inout [Measurement], _ extra: inout [[String: Any]]) {
+        guard options.wants("scaling") || options.filter?.hasPrefix("scaling/") == true else { return }
+        let window = options.quick ? 0.15 : 0.3
+        let rounds = options.quick ? 3 : 5
+        var stores: [(String, () throws -> (SecItemClient, () -> Void))] = [
+            ("memory", { (try populated(MemoryBackend()), {}) }),
+            ("file", {
+                let dir = try makeTemporaryDirectory()
+                let backend = try SQLiteBackend(
+                    configuration: .init(path: dir + "/keychain.db", keySource: .rawKey(Data(try randomBytes(32)))))
+                let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["bench"]))
+                try backend.inBulkTransaction { try Workload(client: client, items: 1_000, samples: 0, warmup: 0).populate() }
+                return (client, {
+                    backend.close()
+                    try? FileManager.default.removeItem(atPath: dir)
+                })
+            }),
+        ]
+        let env = ProcessInfo.processInfo.environment
+        if !(env["PGHOST"] ?? "").isEmpty || !(env["SECITEM_POSTGRESQL_URL"] ?? "").isEmpty {
+            stores.append(("postgresql", {
+                let tag = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
+                let configuration = PostgreSQLBackend.Configuration(
+                    keySource: .rawKey(Data(try randomBytes(32))), schema: "bench_scale_\(tag)")
+                try DirectPostgreSQLKeychain(configuration: configuration, service: Workload.service, accessGroup: "bench")
+                    .fill(1_000) { i in (Workload.account(i), Workload.label(i, items: 1_000), bytes(Workload.data(i))) }
+                let backend = try PostgreSQLBackend(configuration: configuration)
+                return (SecItemClient(backend: backend, accessGroups: AccessGroups(["bench"])), { backend.close() })
+            }))
+        } else {
+            print("scaling/postgresql: skipped: no server named (PGHOST or SECITEM_POSTGRESQL_URL); run under scripts/with-postgresql")
+        }
+        var table: [Row] = []
+        for (name, make) in stores where options.wants("scaling/\(name)") {
+            announce("scaling/\(name)")
+            do {
+                let (client, done) = try make()
+                defer { done() }
+                var rows = threadCounts.map { Row(backend: name, threads: $0, writer: false) }
+                    + writerReaderCounts.map { Row(backend: name, threads: $0, writer: true) }
+                // Warm every connection a thread count will use.
+                _ = try measure(client, threads: 32, writer: false, seconds: window / 2)
+                for _ in 0..<rounds {
+                    for i in rows.indices {
+                        let m = try measure(client, threads: rows[i].threads, writer: rows[i].writer, seconds: window)
+                        rows[i].rates.append(m.rate)
+                        rows[i].perCPU.append(m.perCPU)
+                        rows[i].cores.append(m.cores)
+                    }
+                }
+                table += rows
+            } catch {
+                fail("scaling/\(name)", error)
+            }
+        }
+        guard !table.isEmpty else { return }
+        print(report(table))
+        for row in table {
+            let one = table.first { $0.backend == row.backend && $0.threads == 1 && !$0.writer }!.median
+            let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }!.median
+            extra.append([
+                "backend": row.backend, "op": row.writer ? "lookup-scaling-with-writer" : "lookup-scaling",
+                "threads": row.threads, "lookups_per_second": row.median, "ratio_to_one_thread": row.median / one,
+                "ratio_to_no_writer": row.writer ? row.median / alone : NSNull(),
+                "lookups_per_cpu_second": row.medianPerCPU, "cores_busy": row.medianCores,
+            ])
+        }
+    }
+
+    static func populated(_ backend: MemoryBackend) throws -> SecItemClient {
+        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["bench"]))
+        try Workload(client: client, items: 1_000, samples: 0, warmup: 0).populate()
+        return client
+    }
+
+    /// Lookups per second of `threads` threads reading for `seconds` (with one more
+    /// thread adding items all along when `writer`).
+    static func measure(_ client: SecItemClient, threads: Int, writer: Bool, seconds: Double) throws
+        -> (rate: Double, perCPU: Double, cores: Double)
+    {
+        let go = Atomic<Bool>(false)
+        let stop = Atomic<Bool>(false)
+        let ready = Atomic<Int>(0)
+        let total = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
+        let shared = client
+        var handles: [pthread_t] = []
+        func spawn(_ body: @escaping @Sendable () -> Void) {
+            final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+            var handle = pthread_t()
+            let box = Unmanaged.passRetained(Box(body)).toOpaque()
+            pthread_create(&handle, nil, { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.body()
+                return nil
+            }, box)
+            handles.append(handle)
+        }
+        for t in 0..<threads {
+            spawn {
+                ready.wrappingAdd(1, ordering: .relaxed)
+                while !go.load(ordering: .acquiring) { sched_yield() }
+                var k = t &* 7919
+                var n = 0
+                while !stop.load(ordering: .relaxed) {
+                    let q = Workload.lookupQuery(Workload.account((k &* 7919) % 1_000))
+                    if (try? shared.copyMatchingItems(q)) as? Data == nil { failures.wrappingAdd(1, ordering: .relaxed) }
+                    k &+= 1
+                    n += 1
+                }
+                total.wrappingAdd(n, ordering: .relaxed)
+            }
+        }
+        if writer {
+            let tag = UUID().uuidString.prefix(8)
+            spawn {
+                ready.wrappingAdd(1, ordering: .relaxed)
+                while !go.load(ordering: .acquiring) { sched_yield() }
+                var k = 0
+                while !stop.load(ordering: .relaxed) {
+                    _ = try? shared.addItem(Workload.addQuery(k, items: 1_000, account: "w-\(tag)-\(k)"))
+                    k += 1
+                }
+            }
+        }
+        while ready.load(ordering: .relaxed) < handles.count { sched_yield() }
+        let cpuStart = cpuSeconds()
+        let start = nowNanoseconds()
+        go.store(true, ordering: .releasing)
+        usleep(UInt32(seconds * 1e6))
+        stop.store(true, ordering: .relaxed)
+        for h in handles { pthread_join(h, nil) }
+        let elapsed = Double(nowNanoseconds() - start) / 1e9
+        let cpu = cpuSeconds() - cpuStart
+        guard failures.load(ordering: .relaxed) == 0 else { throw BenchmarkError("lookups failed during the scaling run") }
+        let lookups = Double(total.load(ordering: .relaxed))
+        return (lookups / elapsed, cpu > 0 ? lookups / cpu : 0, cpu / elapsed)
+    }
+
+    /// User + system CPU time of the whole process.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func report(_ table: [Row]) -> String {
+        var lines = ["lookup scaling (1,000 items; lookups/s, median of the rounds; ratio to one thread of the same backend)",
+                     "(per CPU-s: lookups per second of CPU time; cores: CPU seconds per wall second, how many cores it kept busy)",
+                     "backend          threads   lookups/s   ratio   per CPU-s   cores"]
+        for row in table where !row.writer {
+            let one = table.first { $0.backend == row.backend && $0.threads == 1 && !$0.writer }!.median
+            lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
+                + String(row.threads).leftPad(8) + String(format: "%.0f", row.median).leftPad(12)
+                + String(format: "%.2f×", row.median / one).leftPad(8)
+                + String(format: "%.0f", row.medianPerCPU).leftPad(12) + String(format: "%.2f", row.medianCores).leftPad(8))
+        }
+        lines.append("with one writer thread adding items all along (readers' lookups/s; ratio to the same readers alone)")
+        for row in table where row.writer {
+            let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }!.median
+            lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
+                + String(row.threads).leftPad(8) + String(format: "%.0f", row.median).leftPad(12)
+                + String(format: "%.2f×", row.median / alone).leftPad(8)
+                + String(format: "%.0f", row.medianPerCPU).leftPad(12) + String(format: "%.2f", row.medianCores).leftPad(8))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
