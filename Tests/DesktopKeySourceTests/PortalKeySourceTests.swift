@@ -35,6 +35,7 @@ struct PortalKeySourceTests {
         let diagnose = try store.cli(["diagnose"])
         #expect(diagnose.stdout.contains("key: portal (chosen automatically inside the Flatpak sandbox of org.secitem.tests.Sandboxed"), "\(diagnose.stdout)")
         #expect(diagnose.stdout.contains("the portal answers"), "\(diagnose.stdout)")
+        #expect(diagnose.stdout.contains("key source: portal: stops a leaked backup of the app's data"), "\(diagnose.stdout)")
         #expect(diagnose.stdout.contains("opened and unlocked"), "\(diagnose.stdout)")
         // Out of the sandbox the same file is not opened with a generated key file.
         var outside = store

@@ -123,7 +123,8 @@ struct SecretServiceKeySourceTests {
         #expect(try store.add("alice", "s3cret").status == 0)
         let out = try store.cli(["diagnose"])
         #expect(out.stdout.contains("key: secret-service"), "\(out.stdout)")
-        #expect(out.stdout.contains("disk theft") && out.stdout.contains("not against malware"), "\(out.stdout)")
+        #expect(out.stdout.contains("key source: secret-service: stops disk theft"), "\(out.stdout)")
+        #expect(out.stdout.contains("not malware running as you while the keyring is unlocked"), "\(out.stdout)")
         #expect(out.stdout.contains("opened and unlocked"), "\(out.stdout)")
     }
 }

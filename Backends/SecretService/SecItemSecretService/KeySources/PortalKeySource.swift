@@ -82,8 +82,7 @@ struct PortalKeySource: KeySource {
         }
         return (
             "key: portal (\(how)): the Flatpak Secret portal's per-application secret, HKDF with a salt in the header; "
-                + "\(state). Protects against disk theft and a leaked backup of the app's data (without the login keyring), "
-                + "and against other sandboxed apps; not against malware running as you outside the sandbox", nil
+                + "\(state)", nil
         )
     }
 

@@ -97,9 +97,7 @@ struct SecretServiceKeySource: KeySource {
 
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
         (
-            "key: secret-service, an item (\(Self.schema)) in the login keyring holds the key-encryption key: "
-                + "protects against disk theft and a leaked backup (without the login keyring), and against other local users; "
-                + "not against malware running as you while the keyring is unlocked", nil
+            "key: secret-service, an item (\(Self.schema)) in the login keyring holds the key-encryption key", nil
         )
     }
 
