@@ -12,7 +12,8 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public var displayName: String { "the encrypted file" }
     public var environmentVariables: [String] {
         [SecItemConfiguration.Variable.file, SecItemConfiguration.Variable.keyFile, SecItemConfiguration.Variable.keySource, SecItemConfiguration.Variable.passphrase, SecItemConfiguration.Variable.passphraseFile, SecItemConfiguration.Variable.keyCacheTimeout, "XDG_DATA_HOME",
-         "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID"] + KeySources.environmentVariables
+         "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
+            + KeySources.environmentVariables
     }
     public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.passphrase] }
 

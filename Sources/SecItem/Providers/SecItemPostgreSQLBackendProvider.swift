@@ -18,7 +18,8 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
         [SecItemConfiguration.Variable.postgresqlURL, SecItemConfiguration.Variable.postgresqlSchema, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "SECITEM_POSTGRESQL_KEY_FILE",
          "PGHOST", "PGHOSTADDR",
          "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
-         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS"] + KeySources.environmentVariables
+         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
+            + KeySources.environmentVariables
     }
     /// The URL may hold a password (diagnose's postgresql lines show it redacted).
     public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.postgresqlURL, "PGPASSWORD"] }
