@@ -67,10 +67,17 @@ final class PostgreSQLSession: @unchecked Sendable {
         var sql: SQL
         var parameters: [(String, String)]
         var redactions: [String]
+        /// The rollback evidence's mode, witness and store: each session checks on its own
+        /// (a ``RollbackCheck`` is one connection's), against the same witness.
+        var rollbackMode: RollbackCheckMode
+        var rollbackWitness: (any RollbackWitness)?
+        var rollbackStore: WitnessedStore
     }
 
     var prototype: Prototype {
-        Prototype(configuration: configuration, sql: sql, parameters: parameters, redactions: redactions)
+        Prototype(
+            configuration: configuration, sql: sql, parameters: parameters, redactions: redactions,
+            rollbackMode: rollback.mode, rollbackWitness: rollback.witness, rollbackStore: rollback.store)
     }
 
     /// Another connection to an open keychain, with the keys a session of it holds
@@ -80,8 +87,15 @@ final class PostgreSQLSession: @unchecked Sendable {
         let codec = RowCodec(keys: try ItemKeys(dataKey: keys.dataKey, format: Int(keys.header.format)))
         let session = PostgreSQLSession(
             configuration: prototype.configuration, sql: prototype.sql, parameters: prototype.parameters,
-            redactions: prototype.redactions, pq: pq, header: keys.header, kek: keys.kek, codec: codec)
+            redactions: prototype.redactions, pq: pq, header: keys.header, kek: keys.kek, codec: codec,
+            rollback: RollbackCheck(mode: prototype.rollbackMode, witness: prototype.rollbackWitness, store: prototype.rollbackStore))
         session.keysVersion = keys.version
+        if session.rollback.mode != .off {
+            try session.call(during: "checking the rollback evidence") { () throws(SecItemError) in
+                try session.rollback.prime()
+                try session.rollback.check(try session.currentState())
+            }
+        }
         return session
     }
 
