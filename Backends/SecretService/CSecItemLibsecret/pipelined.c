@@ -49,6 +49,31 @@ static void csecitem_call_all(GDBusConnection *connection, CSecItemCall *calls, 
     g_main_context_unref(context);
 }
 
+/* The secrets of a GetSecrets reply ((a{o(oayays)}), consumed) as a table path →
+ * SecretValue (secret_value_unref on removal, which wipes). A secret the session
+ * cannot decrypt is left out and counted in *undecodable: KWallet answers with a key
+ * libsecret does not share in about 1 session in 100–250 (docs/secret-service-mapping.md). */
+static GHashTable *csecitem_decode_secrets(SecretService *service, GVariant *reply, guint *undecodable) {
+    GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)secret_value_unref);
+    GVariant *all = g_variant_get_child_value(reply, 0);
+    GVariantIter iter;
+    const gchar *path;
+    GVariant *encoded;
+    *undecodable = 0;
+    g_variant_iter_init(&iter, all);
+    while (g_variant_iter_loop(&iter, "{&o@(oayays)}", &path, &encoded)) {
+        SecretValue *value = secret_service_decode_dbus_secret(service, encoded);
+        if (value != NULL) {
+            g_hash_table_replace(table, g_strdup(path), value);
+        } else {
+            (*undecodable)++;
+        }
+    }
+    g_variant_unref(all);
+    g_variant_unref(reply);
+    return table;
+}
+
 /* Reads the boolean inside a Properties.Get reply ((v) holding b). */
 static gboolean csecitem_boolean_reply(GVariant *reply) {
     GVariant *inner = NULL;
@@ -103,10 +128,12 @@ gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *c
  * of all of them in one call, all sent at once. properties[i] is the a{sv} of
  * paths[i] (with Attributes only when `attributes_only`) or NULL with errors[i]
  * set; *secrets is a table path → SecretValue (secret_value_unref on removal,
- * which wipes) or NULL with *secrets_error set. */
+ * which wipes) or NULL with *secrets_error set; *undecodable (when secrets is not
+ * NULL) counts the secrets the session could not decrypt. */
 void csecitem_read_items(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
                          guint count, gboolean attributes_only, gint timeout_ms, GCancellable *cancellable,
-                         GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error) {
+                         GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error,
+                         guint *undecodable) {
     guint total = count + (secrets != NULL ? 1 : 0);
     CSecItemCall *calls = g_new0(CSecItemCall, total);
     for (guint i = 0; i < count; i++) {
@@ -154,25 +181,30 @@ void csecitem_read_items(SecretService *service, GDBusConnection *connection, co
     if (secrets != NULL) {
         *secrets = NULL;
         if (calls[count].reply != NULL) {
-            GHashTable *table =
-                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)secret_value_unref);
-            GVariant *all = g_variant_get_child_value(calls[count].reply, 0);
-            GVariantIter iter;
-            const gchar *path;
-            GVariant *encoded;
-            g_variant_iter_init(&iter, all);
-            while (g_variant_iter_loop(&iter, "{&o@(oayays)}", &path, &encoded)) {
-                SecretValue *value = secret_service_decode_dbus_secret(service, encoded);
-                if (value != NULL) g_hash_table_replace(table, g_strdup(path), value);
-            }
-            g_variant_unref(all);
-            g_variant_unref(calls[count].reply);
-            *secrets = table;
+            *secrets = csecitem_decode_secrets(service, calls[count].reply, undecodable);
         } else {
             g_propagate_error(secrets_error, calls[count].error);
         }
     }
     g_free(calls);
+}
+
+/* Service.GetSecrets of `paths` (NULL-terminated), decoded: the table of
+ * csecitem_read_items, or NULL with *error set. *undecodable counts the secrets
+ * the provider sent that this session could not decrypt. */
+GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+                                 gint timeout_ms, GCancellable *cancellable, guint *undecodable, GError **error) {
+    CSecItemCall call = {.path = CSECITEM_SERVICE_PATH, .interface = CSECITEM_SERVICE_IFACE, .method = "GetSecrets",
+                         .parameters = g_variant_new("(^aoo)", (gchar **)paths,
+                                                     secret_service_get_session_dbus_path(service)),
+                         .reply_type = G_VARIANT_TYPE("(a{o(oayays)})")};
+    *undecodable = 0;
+    csecitem_call_all(connection, &call, 1, timeout_ms, cancellable);
+    if (call.reply == NULL) {
+        g_propagate_error(error, call.error);
+        return NULL;
+    }
+    return csecitem_decode_secrets(service, call.reply, undecodable);
 }
 
 /* In C because it pipelines up to three writes (csecitem_call_all) and encodes

@@ -12,6 +12,18 @@ struct GErrorFacts {
     var message: String
     /// The D-Bus error name of a remote error (`org.freedesktop.Secret.Error.IsLocked`, …).
     var remote: String?
+
+    /// Whether the provider no longer knows our encryption session, or cannot use it:
+    /// the Secret Service's `NoSession` (the session was closed; libsecret strips the
+    /// error's name from some messages, so gnome-keyring's wording counts too), or
+    /// KWallet's "Can't find session", which kwalletd5 also answers for a secret it
+    /// cannot decrypt with the session's key (docs/secret-service-mapping.md,
+    /// "Providers"). A new session fixes both.
+    var losesSession: Bool {
+        remote == "org.freedesktop.Secret.Error.NoSession" || message.contains("Secret.Error.NoSession")
+            || message.contains("Can't find session") || message.contains("The session wrapping the secret does not exist")
+            || message.contains("The session does not exist")
+    }
 }
 
 /// The stage a call belongs to, which decides what an unexplained failure means.

@@ -55,7 +55,7 @@ extension Session {
     /// Runs one GLib call with a cancellable that a timer cancels after `timeout`,
     /// and turns a GError into a ``SecItemError``.
     static func bounded<T>(
-        _ what: String, _ timeout: Duration, phase: CallPhase = .call,
+        _ what: String, _ timeout: Duration, phase: CallPhase = .call, session: Session? = nil,
         _ body: (UnsafeMutablePointer<GCancellable>, GErrorPointer) -> T
     ) throws(SecItemError) -> T {
         let deadline = Deadline()
@@ -65,11 +65,21 @@ extension Session {
         let result = body(deadline.cancellable, &error)
         timer.cancel()
         if let error {
+            let facts = consume(error)
+            if facts.losesSession { session?.sessionLost = true }
             throw SecItemError(
-                consume(error), what: what, timeout: timeout,
+                facts, what: what, timeout: timeout,
                 timedOut: deadline.fired.load(ordering: .sequentiallyConsistent), phase: phase)
         }
         return result
+    }
+
+    /// The failure of a read whose secrets this session could not decrypt (the
+    /// session is then marked lost: see ``sessionLost``).
+    func undecodableSecrets(_ count: guint) -> SecItemError {
+        sessionLost = true
+        return SecItemError(
+            errSecIO, "the Secret Service sent \(count) secret(s) that this session cannot decrypt (the provider lost its key)")
     }
 
     /// Runs direct GDBus calls (pipelined ones, reporting several GErrors) that
@@ -82,9 +92,11 @@ extension Session {
     ) -> (result: T, take: (UnsafeMutablePointer<GError>?, String) -> SecItemError?) {
         let result = body(timeoutMilliseconds)
         let timeout = self.timeout
-        return (result, { error, what in
+        return (result, { [self] error, what in
             guard let error else { return nil }
-            return SecItemError(consume(error), what: what, timeout: timeout, timedOut: false, phase: .call)
+            let facts = consume(error)
+            if facts.losesSession { sessionLost = true }
+            return SecItemError(facts, what: what, timeout: timeout, timedOut: false, phase: .call)
         })
     }
 
@@ -103,7 +115,7 @@ extension Session {
     private func call<T>(
         _ what: String, _ body: (UnsafeMutablePointer<GCancellable>, GErrorPointer) -> T
     ) throws(SecItemError) -> T {
-        try Self.bounded(what, timeout, body)
+        try Self.bounded(what, timeout, session: self, body)
     }
 
     // MARK: Opening and closing
@@ -183,6 +195,18 @@ extension Session {
         guard let message = error.pointee.message else { return false }
         let text = String(cString: message)
         return text.hasPrefix("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs:") && text.contains("public key")
+    }
+
+    /// Session.Close on the provider: the session's key is gone from then on, as
+    /// when KWallet cannot decrypt with it (tests force that condition with this).
+    func closeOnProvider() throws(SecItemError) {
+        guard let path = secret_service_get_session_dbus_path(service) else { return }
+        let reply = try directCall("closing the session") { ms, e in
+            g_dbus_connection_call_sync(
+                connection, "org.freedesktop.secrets", path, "org.freedesktop.Secret.Session", "Close", nil, nil,
+                G_DBUS_CALL_FLAGS_NONE, ms, nil, e)
+        }
+        if let reply { g_variant_unref(reply) }
     }
 
     static func setProxyTimeout(_ service: UnsafeMutablePointer<SecretService>, _ milliseconds: Int32) {
@@ -275,6 +299,9 @@ extension Session {
     /// `GetAll` per item (with `attributesOnly`, one `Get` of its attributes:
     /// the label is then empty and the lock state unknown, reported unlocked)
     /// and one `GetSecrets` for all, sent at once.
+    ///
+    /// Secrets the provider sent that this session cannot decrypt mark the session
+    /// lost (``sessionLost``) and are missing from `secrets`.
     func read(
         _ paths: [String], withSecrets: Bool, attributesOnly: Bool = false
     ) -> (properties: [Result<ItemProperties?, SecItemError>], secrets: [String: Data]?) {
@@ -284,6 +311,7 @@ extension Session {
         var errors = [UnsafeMutablePointer<GError>?](repeating: nil, count: paths.count)
         var table: OpaquePointer? = nil
         var secretsError: UnsafeMutablePointer<GError>? = nil
+        var undecodable: guint = 0
         let copies = paths.map { strdup($0) }
         defer { for p in copies { free(p) } }
         var array: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) }
@@ -295,11 +323,12 @@ extension Session {
                         if withSecrets {
                             csecitem_read_items(
                                 service, connection, pathsBuffer.baseAddress, guint(paths.count),
-                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, &table, &secretsError)
+                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, &table, &secretsError,
+                                &undecodable)
                         } else {
                             csecitem_read_items(
                                 service, connection, pathsBuffer.baseAddress, guint(paths.count),
-                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, nil, nil)
+                                attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, nil, nil, nil)
                         }
                     }
                 }
@@ -325,6 +354,7 @@ extension Session {
             properties.append(.success(Self.properties(consuming: keys, values, label, locked)))
         }
         _ = take(secretsError, "reading secrets")
+        if undecodable > 0 { _ = undecodableSecrets(undecodable) }
         guard withSecrets, let table else { return (properties, nil) }
         return (properties, Self.secretBytes(consuming: table, paths))
     }
@@ -347,15 +377,20 @@ extension Session {
     }
 
     /// The secrets of `paths`, by path (items without a secret are absent).
+    /// - Throws: `errSecIO`, marking the session lost, when the provider sent a
+    ///   secret this session cannot decrypt.
     func secrets(_ paths: [String]) throws(SecItemError) -> [String: Data] {
         guard !paths.isEmpty else { return [:] }
+        var undecodable: guint = 0
         let table = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> OpaquePointer? in
-            try call("reading secrets") { c, e in
-                secret_service_get_secrets_for_dbus_paths_sync(service, array, c, e)
+            try directCall("reading secrets") { ms, e in
+                csecitem_get_secrets(service, connection, array, ms, nil, &undecodable, e)
             }
         }
         guard let table else { return [:] }
-        return Self.secretBytes(consuming: table, paths)
+        let bytes = Self.secretBytes(consuming: table, paths)
+        if undecodable > 0 { throw undecodableSecrets(undecodable) }
+        return bytes
     }
 
     /// Unlocks `paths` through the provider's prompt.

@@ -38,7 +38,7 @@ struct Operations {
             return found
         }
         let search = ItemCodec.searchAttributes(for: query, namespace: namespace)
-        var (all, prefetched) = try candidates(
+        var (all, prefetched, _) = try candidates(
             search, allowsInteraction: query.allowsInteraction, prefetchSecrets: loadSecrets)
         if seesForeign {
             all += try foreignCandidates(query)
@@ -60,15 +60,16 @@ struct Operations {
     /// item's properties with the secrets (one).
     private func candidates(
         _ search: [String: String], allowsInteraction: Bool, prefetchSecrets: Bool = false, excluding: String? = nil
-    ) throws(SecItemError) -> (items: [FoundItem], secrets: [String: Data]?) {
+    ) throws(SecItemError) -> (items: [FoundItem], secrets: [String: Data]?, sawExcluded: Bool) {
         let first = try session.searchCheckingLock(search)
         var paths = first.paths
         if paths.isEmpty {
             // A locked collection can hide its items: say it is locked rather than "not found".
-            guard first.locked else { return ([], nil) }
+            guard first.locked else { return ([], nil, false) }
             try unlockOrThrow(allowsInteraction)
             paths = try session.search(search)
         }
+        let sawExcluded = excluding.map { paths.contains($0) } ?? false
         if let excluding { paths.removeAll { $0 == excluding } }
         let read = session.read(paths, withSecrets: prefetchSecrets && paths.count <= Self.prefetchLimit)
         var out: [FoundItem] = []
@@ -91,7 +92,7 @@ struct Operations {
             else { continue }
             out.append(FoundItem(path: path, attributes: properties.attributes, label: properties.label, item: item))
         }
-        return (out, secrets)
+        return (out, secrets, sawExcluded)
     }
 
     /// Items other tools stored (``ForeignItems``) that may match `query`, without
@@ -165,7 +166,10 @@ struct Operations {
             var item = ItemCodec.item(from: properties.attributes, data: nil), item.primaryKey == key
         else { return nil }
         if ItemCodec.hasData(properties.attributes) {
-            guard let data = read.secrets?[path] else { return nil }  // locked, or gone since
+            guard let data = read.secrets?[path] else {
+                if session.sessionLost { throw session.undecodableSecrets(1) }
+                return nil  // locked, or gone since
+            }
             item.data = data
         }
         return FoundItem(path: path, attributes: properties.attributes, label: "", item: item)
@@ -188,20 +192,26 @@ struct Operations {
         let secrets = missing.isEmpty ? prefetched : prefetched.merging(try session.secrets(missing)) { a, _ in a }
         for i in found.indices where ItemCodec.hasData(found[i].attributes) {
             guard let data = secrets[found[i].path] else {
+                if session.sessionLost { throw session.undecodableSecrets(1) }
                 throw SecItemError(errSecInteractionNotAllowed, "the Secret Service did not return an item's secret (locked?)")
             }
             found[i].item.data = data
         }
     }
 
-    /// Our items holding primary key `key`, oldest first; the item at path
-    /// `excluding` (one just created) is left out without being read.
-    private func holders(of key: PrimaryKey, excluding: String? = nil) throws(SecItemError) -> [FoundItem] {
-        try candidates(
-            ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false, excluding: excluding
-        ).items
-            .filter { $0.item.primaryKey == key }
-            .sorted(by: Self.older)
+    /// Our items holding primary key `key`, oldest first.
+    private func holders(of key: PrimaryKey) throws(SecItemError) -> [FoundItem] {
+        try holders(of: key, besides: "").others
+    }
+
+    /// The other holders of `key` than the item just created at `path` (left out
+    /// without being read), oldest first, and whether the search found that item.
+    private func holders(of key: PrimaryKey, besides path: String) throws(SecItemError)
+        -> (others: [FoundItem], foundCreated: Bool)
+    {
+        let found = try candidates(
+            ItemCodec.primaryKeySearch(key, namespace: namespace), allowsInteraction: false, excluding: path)
+        return (found.items.filter { $0.item.primaryKey == key }.sorted(by: Self.older), found.sawExcluded)
     }
 
     static func older(_ a: FoundItem, _ b: FoundItem) -> Bool { older(a.item, b.item) }
@@ -239,10 +249,25 @@ struct Operations {
             guard try holders(of: key).isEmpty else {
                 throw SecItemError(errSecDuplicateItem, "an item with the same primary key exists")
             }
-            let path = try session.create(attributes: attributes, label: label, data: item.data)
+            let path: String
+            do throws(SecItemError) {
+                path = try session.create(attributes: attributes, label: label, data: item.data)
+            } catch where session.sessionLost {
+                removeLeftover(of: attributes)
+                throw error
+            }
             let others: [FoundItem]
             do throws(SecItemError) {
-                others = try holders(of: key, excluding: path).filter { $0.item.id != item.id }
+                let after = try holders(of: key, besides: path)
+                guard after.foundCreated else {
+                    // KeePassXC 2.7.4 answers a CreateItem on a session it no longer knows
+                    // with the path of an empty entry (no attributes, no secret) instead
+                    // of an error: not what was asked, so the session counts as lost.
+                    session.sessionLost = true
+                    throw SecItemError(
+                        errSecIO, "the Secret Service provider created an item without the attributes sent (lost session?)")
+                }
+                others = after.others.filter { $0.item.id != item.id }
             } catch {
                 _ = try? session.delete(path)
                 throw error
@@ -259,6 +284,15 @@ struct Operations {
             usleep(UInt32.random(in: 1_000...5_000) * UInt32(round + 1))
         }
         throw SecItemError(errSecDuplicateItem, "concurrent adds of the same primary key did not settle")
+    }
+
+    /// Deletes the item a failed `CreateItem` left behind: KWallet creates the item
+    /// before it decrypts the secret, so a create it refuses for the session leaves an
+    /// item without a secret (found by its attributes, which name this item's UUID).
+    /// Best effort: the search and deletes carry no secret, so they work on the lost session.
+    private func removeLeftover(of attributes: [String: String]) {
+        guard let paths = try? session.search(attributes) else { return }
+        for path in paths { _ = try? session.delete(path) }
     }
 
     /// An add into the foreign items' group: errSecDuplicateItem when a foreign item
@@ -313,9 +347,11 @@ struct Operations {
                 try write(old[i], to: new[i])
                 written.append(i)
             } catch {
-                // Put back what was changed, the failing item included; best effort.
+                // Put back what was changed, the failing item included; best effort. On
+                // a lost session no secret was changed (every secret sent fails), and
+                // sending one back would fail too: the attributes and label alone.
                 for j in written + [i] {
-                    try? restore(old[j])
+                    try? restore(old[j], secret: !session.sessionLost)
                 }
                 throw error
             }
@@ -350,12 +386,14 @@ struct Operations {
             label: newLabel ? label : nil)
     }
 
-    private func restore(_ found: FoundItem) throws(SecItemError) {
+    private func restore(_ found: FoundItem, secret: Bool = true) throws(SecItemError) {
         if found.item.accessGroup == ForeignItems.accessGroup {
+            guard secret else { return }
             try session.write(found.path, secret: .some(found.item.data ?? Data()), attributes: nil, label: nil)
             return
         }
-        try session.write(found.path, secret: .some(found.item.data), attributes: found.attributes, label: found.label)
+        try session.write(
+            found.path, secret: secret ? .some(found.item.data) : .none, attributes: found.attributes, label: found.label)
     }
 
     // MARK: Delete

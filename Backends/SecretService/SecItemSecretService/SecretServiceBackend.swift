@@ -224,6 +224,11 @@ public final class SecretServiceBackend: SecItemBackend {
     var sessionSerial: Int? { try? connection.withSession { $0.serial } }
     /// The provider signals counted so far on the current session (`LockStateCache`); `nil` before the watch starts.
     var lockSignals: Int32? { try? connection.withSession { $0.lockState.watch.map(Session.lockWatchGeneration) } }
+    /// Closes the current session on the provider, leaving the backend holding it: the
+    /// next secret sent or read fails as on KWallet's lost sessions (tests).
+    func closeSessionOnProvider() throws(SecItemError) {
+        try connection.withSession { (session) throws(SecItemError) in try session.closeOnProvider() }
+    }
     /// Reads of the collection's `Locked` so far on the current session (see `Session.lockReads`).
     var lockReads: Int { (try? connection.withSession { $0.lockReads }) ?? 0 }
 

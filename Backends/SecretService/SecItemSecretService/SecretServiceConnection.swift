@@ -30,24 +30,44 @@ final class SecretServiceConnection: Sendable {
     /// Runs `body` with the session, reopening it if an earlier call found the
     /// provider gone. A call that finds the bus or provider unavailable drops the
     /// session so that the next call reconnects.
+    ///
+    /// When `body` fails because the provider lost the session's key
+    /// (``Session/sessionLost``: the session was closed, or KWallet cannot decrypt
+    /// with it), a new session is opened and `body` runs again, up to
+    /// ``lostSessionRetries`` times; the operations leave nothing behind on such a
+    /// failure (an add removes the item KWallet created without its secret).
     func withSession<R: Sendable>(_ body: (Session) throws(SecItemError) -> R) throws(SecItemError) -> R {
         try state.withLock { (session: inout Session?) throws(SecItemError) -> R in
-            let current: Session
-            if let session {
-                current = session
-            } else {
-                var progress = Session.OpenProgress()
-                current = try Session.open(configuration, progress: &progress)
-                session = current
-            }
-            do throws(SecItemError) {
-                return try body(current)
-            } catch {
-                if error.status == errSecNotAvailable { session = nil }
-                throw error
+            var retries = 0
+            while true {
+                let current: Session
+                if let session {
+                    current = session
+                } else {
+                    var progress = Session.OpenProgress()
+                    current = try Session.open(configuration, progress: &progress)
+                    session = current
+                }
+                do throws(SecItemError) {
+                    let result = try body(current)
+                    if current.sessionLost { session = nil }  // lost after all that mattered: the next call opens anew
+                    return result
+                } catch {
+                    if error.status == errSecNotAvailable { session = nil }
+                    guard current.sessionLost else { throw error }
+                    session = nil
+                    guard retries < Self.lostSessionRetries else { throw error }
+                    retries += 1
+                }
             }
         }
     }
+
+    /// How many times an operation runs again on a new session after the provider lost
+    /// the one it used. Two: kwalletd5 5.103 sometimes loses a session just opened when
+    /// another session of the same connection closes (seen in the test process, where
+    /// many backends share the connection; docs/secret-service-mapping.md, "Providers").
+    static let lostSessionRetries = 2
 
     /// How the collection was chosen, for diagnostics.
     var collectionDescription: String? {

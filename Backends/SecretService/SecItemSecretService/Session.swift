@@ -30,6 +30,11 @@ final class Session {
     /// How many item property reads (`GetAll`) this session has sent: the
     /// daemon's costliest read, which data-only lookups avoid (tests check that).
     var propertyReads = 0
+    /// Set when the provider answered that it does not know this session, or sent a
+    /// secret the session cannot decrypt (``GErrorFacts/losesSession``): every later
+    /// secret would fail the same way, so ``SecretServiceConnection`` opens a new
+    /// session and runs the operation again, once.
+    var sessionLost = false
     /// How many times this session has read the collection's `Locked` (tests).
     var lockReads: Int { lockState.reads }
 

@@ -60,7 +60,10 @@ gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *c
                                       GError **error);
 void csecitem_read_items(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
                          guint count, gboolean attributes_only, gint timeout_ms, GCancellable *cancellable,
-                         GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error);
+                         GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error,
+                         guint *undecodable);
+GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+                                 gint timeout_ms, GCancellable *cancellable, guint *undecodable, GError **error);
 void csecitem_item_write(SecretService *service, GDBusConnection *connection, const char *item_path,
                          gboolean set_secret, const void *bytes, gsize length, GHashTable *attributes,
                          const char *label, gint timeout_ms, GCancellable *cancellable, GError **errors);
