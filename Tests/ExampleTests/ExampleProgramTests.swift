@@ -61,6 +61,25 @@ struct ExamplesOnFileBackendTests {
     }
 }
 
+/// The examples on the Secret Service provider of scripts/with-secret-service (gnome-keyring,
+/// KWallet or KeePassXC: scripts/test runs this suite on each), in a namespace of their own.
+@Suite("Examples on the Secret Service")
+struct ExamplesOnSecretServiceTests {
+    @Test("both examples run on the Secret Service", arguments: [
+        ("KeychainHelperExample", "all steps passed"), ("SwiftNativeExample", "swift-native example passed"),
+    ])
+    func onSecretService(program: String, success: String) throws {
+        try TestService.secretService.require()
+        let (status, output) = try ExamplePrograms.run(program, environment: [
+            "SECITEM_BACKEND": "secret-service", "SECITEM_SECRET_SERVICE_NAMESPACE": "example-\(UUID().uuidString)",
+            "SECITEM_SECRET_SERVICE_TIMEOUT": "20",
+        ])
+        #expect(status == 0, "output:\n\(output)")
+        #expect(output.contains(success))
+        #expect(!output.contains("FAIL"))
+    }
+}
+
 @Suite("Benchmark harness")
 struct BenchmarkHarnessTests {
     @Test("the benchmark runs, warns loudly in a debug build, and writes the documented JSON")

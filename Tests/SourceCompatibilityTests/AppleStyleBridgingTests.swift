@@ -5,13 +5,10 @@ import Testing
 
 @Suite("Core Foundation bridging in Apple-style code")
 struct AppleStyleBridgingTests {
-    func withStore(_ body: () throws -> Void) throws {
-        try SecItemClient.withClient(SecItemClient(backend: isolatedStore(), accessGroups: ["app"]), operation: body)
-    }
 
-    @Test("noErr is an OSStatus: a property starts at it, statuses compare with it")
-    func noErrIsOSStatus() throws {
-        try withStore {
+    @Test("noErr is an OSStatus: a property starts at it, statuses compare with it", arguments: AppleStyleStore.available)
+    func noErrIsOSStatus(store: AppleStyleStore) throws {
+        try store.with {
             let keychain = StatusKeepingKeychain(service: "com.example.bridging")
             #expect(keychain.lastResultCode == errSecSuccess)
             #expect(keychain.set(Data("one".utf8), forKey: "alice"))
@@ -23,9 +20,9 @@ struct AppleStyleBridgingTests {
         }
     }
 
-    @Test("results read as [[AnyHashable: Any]] find kSecAttrAccount by the constant and by its string")
-    func anyHashableKeys() throws {
-        try withStore {
+    @Test("results read as [[AnyHashable: Any]] find kSecAttrAccount by the constant and by its string", arguments: AppleStyleStore.available)
+    func anyHashableKeys(store: AppleStyleStore) throws {
+        try store.with {
             let keychain = StatusKeepingKeychain(service: "com.example.keys")
             #expect(keychain.set(Data("1".utf8), forKey: "bob"))
             #expect(keychain.set(Data("2".utf8), forKey: "alice"))
@@ -41,9 +38,9 @@ struct AppleStyleBridgingTests {
         }
     }
 
-    @Test("an NSDictionary result finds the entry by the constant, by its string, and through CFDictionary")
-    func nsDictionaryResult() throws {
-        try withStore {
+    @Test("an NSDictionary result finds the entry by the constant, by its string, and through CFDictionary", arguments: AppleStyleStore.available)
+    func nsDictionaryResult(store: AppleStyleStore) throws {
+        try store.with {
             let keychain = StatusKeepingKeychain(service: "com.example.ns")
             #expect(keychain.set(Data("x".utf8), forKey: "carol"))
             let found = account(inResultOf: [
@@ -83,9 +80,9 @@ struct AppleStyleBridgingTests {
         #expect(converted.nsBytes.length == 2)
     }
 
-    @Test("a query passed as NSDictionary or CFDictionary is the same query to the keychain")
-    func sameQueryEverySpelling() throws {
-        try withStore {
+    @Test("a query passed as NSDictionary or CFDictionary is the same query to the keychain", arguments: AppleStyleStore.available)
+    func sameQueryEverySpelling(store: AppleStyleStore) throws {
+        try store.with {
             let add: NSDictionary = [
                 kSecClass: kSecClassGenericPassword, kSecAttrService: "ns", kSecAttrAccount: "dave",
                 kSecValueData: Data("pw".utf8),

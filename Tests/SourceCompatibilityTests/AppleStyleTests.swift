@@ -6,13 +6,10 @@ import Testing
 
 @Suite("Keychain code written for Apple platforms")
 struct AppleStyleTests {
-    func withStore(_ body: () throws -> Void) throws {
-        try SecItemClient.withClient(SecItemClient(backend: isolatedStore(), accessGroups: ["app"]), operation: body)
-    }
 
-    @Test("set, read, update and delete through every query shape")
-    func queryShapes() throws {
-        try withStore {
+    @Test("set, read, update and delete through every query shape", arguments: AppleStyleStore.available)
+    func queryShapes(store: AppleStyleStore) throws {
+        try store.with {
             let keychain = AppleStyleKeychain(service: "com.example.apple-style")
             try keychain.set("first", forKey: "alice")
             #expect(try keychain.string(forKey: "alice") == "first")
@@ -33,9 +30,9 @@ struct AppleStyleTests {
         }
     }
 
-    @Test("an access-control object is stored as its protection and flags and comes back")
-    func accessControl() throws {
-        try withStore {
+    @Test("an access-control object is stored as its protection and flags and comes back", arguments: AppleStyleStore.available)
+    func accessControl(store: AppleStyleStore) throws {
+        try store.with {
             let keychain = AppleStyleKeychain(service: "com.example.acl", accessControlFlags: [.biometryAny, .or, .devicePasscode])
             try keychain.set("guarded", forKey: "alice")
             let attributes = try #require(keychain.attributes(forKey: "alice"))
@@ -91,13 +88,10 @@ private func runOpenSSL(_ arguments: [String], in dir: URL) throws -> Data {
 
 @Suite("Key, certificate and identity code written for Apple platforms")
 struct AppleStyleKeyTests {
-    func withStore(_ body: () throws -> Void) throws {
-        try SecItemClient.withClient(SecItemClient(backend: isolatedStore(), accessGroups: ["app"]), operation: body)
-    }
 
-    @Test("device key: made once, found by tag, signs, verifies, deleted")
-    func deviceKey() throws {
-        try withStore {
+    @Test("device key: made once, found by tag, signs, verifies, deleted", arguments: AppleStyleStore.available)
+    func deviceKey(store: AppleStyleStore) throws {
+        try store.with {
             let store = DeviceKeyStore(tag: "com.example.device-key")
             #expect(store.loadKey() == nil)
             let signature = try store.sign(Data("request".utf8))
@@ -110,8 +104,8 @@ struct AppleStyleKeyTests {
         }
     }
 
-    @Test("certificate pinning and PKCS #12 identity import")
-    func certificatesAndIdentities() throws {
+    @Test("certificate pinning and PKCS #12 identity import", arguments: AppleStyleStore.available)
+    func certificatesAndIdentities(store: AppleStyleStore) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("apple-style-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -119,7 +113,7 @@ struct AppleStyleKeyTests {
                         "-out", "c.pem", "-subj", "/CN=api.example.com", "-days", "1"], in: dir)
         let der = try runOpenSSL(["x509", "-in", "c.pem", "-outform", "DER"], in: dir)
         try runOpenSSL(["pkcs12", "-export", "-inkey", "k.pem", "-in", "c.pem", "-passout", "pass:secret", "-out", "c.p12"], in: dir)
-        try withStore {
+        try store.with {
             #expect(PinnedCertificateStore.store(der, label: "api") == errSecSuccess)
             #expect(PinnedCertificateStore.store(der, label: "api") == errSecDuplicateItem)
             #expect(PinnedCertificateStore.store(Data("junk".utf8), label: "junk") == errSecParam)
