@@ -193,8 +193,10 @@ extension Session {
     /// Whether opening the session failed because the provider refused the client's DH key.
     private static func isRejectedSessionKey(_ error: UnsafeMutablePointer<GError>) -> Bool {
         guard let message = error.pointee.message else { return false }
+        // The error's D-Bus name is part of the message only where libsecret did not strip it.
         let text = String(cString: message)
-        return text.hasPrefix("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs:") && text.contains("public key")
+        return text.contains("Client public key size is invalid")
+            || (text.hasPrefix("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs:") && text.contains("public key"))
     }
 
     /// Session.Close on the provider: the session's key is gone from then on, as
