@@ -47,7 +47,13 @@ struct FileFormatTests {
         // The whole file rolled back to the older, consistent copy.
         try FileManager.default.removeItem(atPath: path(cli))
         try FileManager.default.copyItem(atPath: backup, toPath: path(cli))
-        #expect(try cli.run(["verify"], environment: env).status == 0, "the file alone is consistent")
+        // This host saw the newer state: its high-water mark reveals the rollback by itself.
+        let flagged = try cli.run(["verify"], environment: env)
+        #expect(flagged.status == 1 && flagged.stdout.contains("rolled back"), "\(flagged.stdout)")
+        // A host that never saw it (its own state directory): the file alone is consistent.
+        var stranger = env
+        stranger["XDG_STATE_HOME"] = cli.root.appendingPathComponent("other-host").path
+        #expect(try cli.run(["verify"], environment: stranger).status == 0, "the file alone is consistent")
         let anchored = try cli.run(["verify", "--expect-commitment", value], environment: env)
         #expect(anchored.status == 1)
         #expect(anchored.stdout.contains("rolled back"), "\(anchored.stdout)")

@@ -66,7 +66,7 @@ final class SQLiteConnection {
     }
 
     static func open(_ configuration: SQLiteBackend.Configuration) throws(SecItemError) -> SQLiteConnection {
-        _ = try KeychainCreation.createIfMissing(configuration)
+        let created = try KeychainCreation.createIfMissing(configuration)
         let db = try Database(
             path: configuration.path, busyTimeoutMilliseconds: Int32(clamping: configuration.busyTimeoutMilliseconds))
         // Read the header and check the schema before anything that could write, so a
@@ -104,7 +104,13 @@ final class SQLiteConnection {
         connection.integrityCheckItemLimit = configuration.openIntegrityCheckItemLimit
         try connection.rollback.prime()
         try db.transaction(write: false) { () throws(SecItemError) in
-            try connection.synchronise(force: true)
+            if created, connection.rollback.mode != .off, let state = try connection.currentState() {
+                // This process made the keychain (none was there): its first state is the
+                // host's mark, logged, whatever the mark said of a keychain once at this path.
+                _ = try connection.rollback.accept(state, note: "created a new keychain (none was at this path)")
+            } else {
+                try connection.synchronise(force: true)
+            }
             try connection.checkIndexesAgreeWithRows()
         }
         return connection
