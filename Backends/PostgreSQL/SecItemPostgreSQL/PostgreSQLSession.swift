@@ -88,7 +88,9 @@ final class PostgreSQLSession: @unchecked Sendable {
         let session = PostgreSQLSession(
             configuration: prototype.configuration, sql: prototype.sql, parameters: prototype.parameters,
             redactions: prototype.redactions, pq: pq, header: keys.header, kek: keys.kek, codec: codec,
-            rollback: RollbackCheck(mode: prototype.rollbackMode, witness: prototype.rollbackWitness, store: prototype.rollbackStore))
+            rollback: RollbackCheck(
+                mode: prototype.rollbackMode, witness: prototype.rollbackWitness, store: prototype.rollbackStore,
+                confirmsOnlyPredecessors: true))
         session.keysVersion = keys.version
         if session.rollback.mode != .off {
             try session.call(during: "checking the rollback evidence") { () throws(SecItemError) in
@@ -135,7 +137,7 @@ final class PostgreSQLSession: @unchecked Sendable {
         let rollback = RollbackCheck.make(
             mode: configuration.rollbackCheck, witness: configuration.rollbackWitness, keySource: configuration.keySource,
             store: WitnessedStore(identity: witnessIdentity(configuration, environment), location: store),
-            environment: configuration.environment ?? environment)
+            environment: configuration.environment ?? environment, confirmsOnlyPredecessors: true)
         // The passphrase (or raw key) was used by Bootstrap and is not kept (see reloadKeys).
         let session = PostgreSQLSession(
             configuration: configuration.released, sql: sql, parameters: parameters, redactions: redactions, pq: pq,

@@ -14,6 +14,15 @@ package import SecItemCore
 ///   every mark recorded by then is of a state the store had already committed, and a
 ///   real store's generation never goes down, so a state below it is a rollback.
 ///   (A mark read after the state could be of a newer commit: no evidence.)
+///
+/// A replicated store (PostgreSQL, ``confirmsOnlyPredecessors``) shows a commit to
+/// readers on the primary before its synchronous standby has it, so a failover can
+/// lose the newest state a reader saw without anything being rolled back. There, a
+/// state *read* is evidence only of its predecessor: a later commit needs the store's
+/// state row, which the earlier transaction holds until its standby confirmed it, so
+/// seeing generation `g` proves `g - 1` was confirmed (its digest unknown: the mark
+/// keeps the generation alone). A state this connection committed itself (its `COMMIT`
+/// returned, after the standby confirmed it) is evidence whole.
 package final class RollbackCheck {
     package let mode: RollbackCheckMode
     package let witness: (any RollbackWitness)?
@@ -21,29 +30,50 @@ package final class RollbackCheck {
     /// The newest state this connection checked; a later one lower than it is a
     /// rollback whatever the witness says.
     package private(set) var lastSeen: HighWaterMark?
+    /// What this connection's states prove about the store (``lastSeen`` itself unless
+    /// ``confirmsOnlyPredecessors``): a later state below it is a rollback.
+    package private(set) var lastEvidence: HighWaterMark?
+    /// Reads prove only their predecessor (a replicated store; see the type's comment).
+    package let confirmsOnlyPredecessors: Bool
     /// ``RollbackCheckMode/report``: the rollback found, as a sentence.
     package private(set) var finding: String?
     /// A mark read by ``prime()``, for the next ``check(_:)``.
     private var primed: HighWaterMark??
 
-    package init(mode: RollbackCheckMode, witness: (any RollbackWitness)?, store: WitnessedStore) {
+    package init(
+        mode: RollbackCheckMode, witness: (any RollbackWitness)?, store: WitnessedStore,
+        confirmsOnlyPredecessors: Bool = false
+    ) {
         self.mode = witness == nil ? .off : mode
         self.witness = witness
         self.store = store
+        self.confirmsOnlyPredecessors = confirmsOnlyPredecessors
+    }
+
+    /// What reading `state` proves the store held: itself, or (replicated) its
+    /// predecessor's generation alone.
+    private func evidence(of state: HighWaterMark) -> HighWaterMark {
+        guard confirmsOnlyPredecessors else { return state }
+        return HighWaterMark(generation: max(0, state.generation - 1), digest: [], storeID: state.storeID)
+    }
+
+    private func remember(_ state: HighWaterMark, proving evidence: HighWaterMark) {
+        lastSeen = state
+        if lastEvidence.map({ evidence.generation >= $0.generation }) ?? true { lastEvidence = evidence }
     }
 
     /// The check a configuration asks for: `witness` when given, else the key source's,
     /// else the state directory's (none without a state directory or home).
     package static func make(
         mode: RollbackCheckMode, witness: (any RollbackWitness)?, keySource: SealedStoreKeySource, store: WitnessedStore,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, confirmsOnlyPredecessors: Bool = false
     ) -> RollbackCheck {
         let chosen: (any RollbackWitness)? =
             mode == .off
             ? nil : witness ?? keySource.source.rollbackWitness ?? StateDirectoryWitness.defaultDirectory(environment).map {
                 StateDirectoryWitness(directory: $0)
             }
-        return RollbackCheck(mode: mode, witness: chosen, store: store)
+        return RollbackCheck(mode: mode, witness: chosen, store: store, confirmsOnlyPredecessors: confirmsOnlyPredecessors)
     }
 
     /// `SECITEM_ROLLBACK_CHECK`: `on` (default), `report` or `off`.
@@ -71,8 +101,9 @@ package final class RollbackCheck {
     /// - Throws: `errSecDecode` (``RollbackCheckMode/enforce``) when the store went back:
     ///   a lower generation, another digest at the same generation, or another store id.
     package func check(_ state: HighWaterMark) throws(SecItemError) {
+        let proven = evidence(of: state)
         guard mode != .off, let witness else {
-            lastSeen = state
+            remember(state, proving: proven)
             return
         }
         let mark: HighWaterMark?
@@ -82,12 +113,13 @@ package final class RollbackCheck {
         } else {
             mark = try witness.mark(for: store)
         }
-        if let seen = lastSeen, let problem = Self.problem(state, against: seen) {
+        if let seen = lastEvidence, let problem = Self.problem(state, against: seen) {
             // Unless the operator accepted exactly this state since (the mark is it).
             guard let mark, mark.generation == state.generation, mark.digest == state.digest else {
                 return try found(state, seen, "this process saw", problem)
             }
             lastSeen = state
+            lastEvidence = state
             finding = nil
             return
         }
@@ -96,11 +128,13 @@ package final class RollbackCheck {
         }
         if mode == .report {
             finding = nil
-            lastSeen = state
+            remember(state, proving: proven)
             return
         }
-        if mark.map({ state.generation > $0.generation }) ?? true { try witness.advance(store, to: state) }
-        lastSeen = state
+        if mark.map({ proven.generation > $0.generation }) ?? (proven.generation > 0 || !proven.digest.isEmpty) {
+            try witness.advance(store, to: proven)
+        }
+        remember(state, proving: proven)
     }
 
     /// After this connection's own commit of `state`: raises the mark to it (never
@@ -108,6 +142,7 @@ package final class RollbackCheck {
     /// mark lags, which costs evidence, not correctness, and the next check retries.
     package func committed(_ state: HighWaterMark) {
         lastSeen = state
+        lastEvidence = state
         guard mode == .enforce, let witness else { return }
         _ = try? witness.advance(store, to: state)
     }
@@ -122,6 +157,7 @@ package final class RollbackCheck {
         let before = try witness.mark(for: store)
         try witness.reset(store, to: state, note: note)
         lastSeen = state
+        lastEvidence = state
         finding = nil
         return before
     }
@@ -148,7 +184,8 @@ package final class RollbackCheck {
         if state.generation < mark.generation {
             return "an older generation: put back from an older copy"
         }
-        if state.generation == mark.generation, state.digest != mark.digest {
+        // A mark of a generation alone (a replicated store's read: digest unknown) has no digest to differ.
+        if state.generation == mark.generation, !mark.digest.isEmpty, state.digest != mark.digest {
             return "another state at the same generation: replaced by a diverging copy"
         }
         return nil

@@ -25,7 +25,8 @@ public struct HighWaterMark: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `<generation>:<digest, hex>`: the value `secitem verify` prints.
-    public var description: String { "\(generation):" + Self.hex(digest) }
+    /// (`<generation>:*` for a mark of a generation alone: a replicated store's read.)
+    public var description: String { "\(generation):" + (digest.isEmpty ? "*" : Self.hex(digest)) }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
