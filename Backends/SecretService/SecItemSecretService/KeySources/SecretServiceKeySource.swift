@@ -1,5 +1,5 @@
 import Foundation
-public import SecItemCore
+import SecItemCore
 public import SecItemSealedStore
 
 /// The desktop keyring holds the key (`SECITEM_KEY_SOURCE=secret-service`): the file
