@@ -181,6 +181,10 @@
 @_exported public import struct SecItemCore.SecItemConfigFile
 @_exported public import protocol SecItemCore.SecItemBackendProvider
 @_exported public import struct SecItemCore.SecItemApplicationIdentifier
+@_exported public import struct SecItemCore.SecItemSetting
+@_exported public import struct SecItemCore.SecItemSettingDeclaration
+@_exported public import enum SecItemCore.SecItemSettingCatalog
+@_exported public import enum SecItemCore.SecItemCoreSettings
 
 // MARK: SecItemClient.swift
 @_exported public import struct SecItemCore.SecItemClient

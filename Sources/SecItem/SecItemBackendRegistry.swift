@@ -10,10 +10,12 @@ import SecItemSecretService
 /// own with ``register(_:)`` before the first keychain call, and
 /// `SECITEM_BACKEND=NAME` or `backend = NAME` then selects it.
 public enum SecItemBackendRegistry {
-    private static let state = Mutex<[any SecItemBackendProvider]>({
+    private static let state: Mutex<[any SecItemBackendProvider]> = {
         registerKeySources()
-        return builtIn
-    }())
+        let providers = builtIn
+        for provider in providers { SecItemSettingCatalog.declare(provider.settings) }
+        return Mutex(providers)
+    }()
 
     /// Adds the key sources that live beside an optional backend to the sealed store's
     /// list (`SECITEM_KEY_SOURCE=secret-service`, `portal`: they need GLib, which the
@@ -40,8 +42,10 @@ public enum SecItemBackendRegistry {
         return providers
     }
 
-    /// Adds `provider`, replacing a provider of the same kind.
+    /// Adds `provider`, replacing a provider of the same kind, and declares its settings
+    /// (``SecItemBackendProvider/settings``: the config file accepts their keys).
     public static func register(_ provider: any SecItemBackendProvider) {
+        SecItemSettingCatalog.declare(provider.settings)
         state.withLock { providers in
             providers.removeAll { $0.kind == provider.kind }
             providers.append(provider)
@@ -63,6 +67,13 @@ public enum SecItemBackendRegistry {
 
     /// The names `SECITEM_BACKEND` accepts.
     public static var names: [String] { providers.map(\.kind.rawValue) }
+
+    /// Every declared setting: the core's, then each registered provider's (what
+    /// `secitem diagnose`, `--help`, `secitem-config(5)` and docs/settings.md list).
+    public static var settings: [SecItemSettingDeclaration] {
+        _ = providers  // the built-in providers declare theirs on first use
+        return SecItemSettingCatalog.declared
+    }
 }
 
 /// Which backend to use, and why.

@@ -26,22 +26,21 @@ public struct BackendDiagnosis: Sendable {
     public var findings: [Finding]
     /// The config file and its settings.
     public var configuration: [String]
+    /// Every declared setting some layer gives, as `key = value (origin)` (secrets as `(set)`).
+    public var settings: [String] = []
     /// The environment variables in effect (secrets shown as `(set)`).
     public var environment: [String]
 
-    /// The shared variables `diagnose` lists when set; each backend's own come from its
-    /// provider (``SecItemBackendProvider/environmentVariables``).
-    static let sharedVariables = [
-        SecItemConfiguration.Variable.backend, SecItemConfiguration.Variable.config,
-        SecItemConfiguration.Variable.accessGroups, SecItemConfiguration.Variable.applicationIdentifier,
-        SecItemConfiguration.Variable.probeTimeout, "SECITEM_EXPORT_PASSPHRASE", "XDG_CONFIG_HOME",
-    ]
+    /// The variables `diagnose` lists when set besides the declared settings' (the
+    /// command's own secrets, and where the config file is).
+    static let sharedVariables = ["SECITEM_EXPORT_PASSPHRASE", "XDG_CONFIG_HOME"]
 
-    /// The variables listed, in order (shared, then each registered provider's, once each),
-    /// and those shown as `(set)`.
+    /// The variables listed, in order (every declared setting's, the shared ones, then
+    /// each registered provider's other variables, once each), and those shown as `(set)`.
     static func shownVariables() -> (names: [String], secret: Set<String>) {
-        var names = sharedVariables
-        var secret = SecItemConfiguration.Variable.secrets
+        var names = SecItemBackendRegistry.settings.map(\.variable)
+        var secret = SecItemConfiguration.Variable.secrets.union(SecItemSettingCatalog.secretVariables)
+        for name in sharedVariables where !names.contains(name) { names.append(name) }
         for provider in SecItemBackendRegistry.providers {
             for name in provider.environmentVariables where !names.contains(name) { names.append(name) }
             secret.formUnion(provider.secretEnvironmentVariables)
@@ -72,8 +71,14 @@ public struct BackendDiagnosis: Sendable {
         } else {
             diagnosis.configuration.append("config file: none (SECITEM_CONFIG=none or no home directory)")
         }
-        for (key, _) in SecItemConfigFile.variables {
-            if let value = file.settings[key] { diagnosis.configuration.append("  \(key) = \(value)") }
+        for (key, _) in file.lines.sorted(by: { $0.value < $1.value }) {
+            guard let value = file.settings[key] else { continue }
+            let secret = SecItemSettingCatalog.declaration(forKey: key)?.isSecret ?? false
+            diagnosis.configuration.append("  \(key) = \(secret ? "(set)" : value)")
+        }
+        for declaration in SecItemBackendRegistry.settings {
+            guard let (value, origin) = configuration.shown(declaration) else { continue }
+            diagnosis.settings.append("\(declaration.key) = \(value) (\(origin))")
         }
         if let problem = configuration.problem {
             diagnosis.configuration.append("unusable: \(problem)")

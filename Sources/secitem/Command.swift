@@ -1,4 +1,6 @@
 import Foundation
+import SecItem
+import SecItemCore
 
 /// The `secitem` command: its verbs, the overview, and `main`, which runs one invocation.
 enum Command {
@@ -26,13 +28,23 @@ enum Command {
         Secrets: `-w` as the last option, or `-w -`, reads the password from standard input (no echo
         on a terminal); a password given as an argument works but is visible in the process list.
         """
-    static let environmentNote = """
-        Environment: SECITEM_BACKEND, SECITEM_FILE, SECITEM_KEY_FILE, SECITEM_PASSPHRASE,
-        SECITEM_KEY_CACHE_TIMEOUT, SECITEM_COLLECTION, SECITEM_ACCESS_GROUPS, SECITEM_POSTGRESQL_URL,
-        SECITEM_POSTGRESQL_KEY_FILE, SECITEM_ROLLBACK_CHECK (on, report, off; the high-water marks are in
-        $XDG_STATE_HOME/secitem);
-        config file $XDG_CONFIG_HOME/secitem/config (secitem-config(5)).
-        """
+    /// The settings' variables, from their declarations (`SecItemBackendRegistry.settings`).
+    static var environmentNote: String {
+        var lines: [String] = []
+        var line = "Environment:"
+        for variable in SecItemBackendRegistry.settings.map(\.variable) {
+            if line.count + variable.count + 2 > 96 {
+                lines.append(line + ",")
+                line = variable
+            } else {
+                line += (line == "Environment:" ? " " : ", ") + variable
+            }
+        }
+        lines.append(line + ";")
+        lines.append("config file $XDG_CONFIG_HOME/secitem/config (secitem-config(5); `secitem diagnose` shows each")
+        lines.append("setting given and where it came from).")
+        return lines.joined(separator: "\n")
+    }
     static let exitStatusNote = """
         Exit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,
         53 no keychain available, 1 any other failure (see docs/cli.md).

@@ -274,6 +274,7 @@ enum Generate {
     static let usage = """
         Usage: secitem _generate man secitem|git-credential-secitem|secitem-config
                secitem _generate completion bash|zsh|fish
+               secitem _generate settings [SCOPE]
 
         """
 
@@ -286,6 +287,8 @@ enum Generate {
         case ("completion", "bash", 2): text = Completion.bash
         case ("completion", "zsh", 2): text = Completion.zsh
         case ("completion", "fish", 2): text = Completion.fish
+        case ("settings", nil, 1): text = SettingsTable.markdown(scope: nil)
+        case ("settings", let scope?, 2): text = SettingsTable.markdown(scope: scope)
         default: text = nil
         }
         guard let text else {
@@ -309,5 +312,17 @@ enum Generate {
         if !groups.contains(Invocation.toolIdentifier) { groups.append(Invocation.toolIdentifier) }
         Console.write(groups.map { $0 + "\n" }.joined())
         return ExitStatus.success.rawValue
+    }
+}
+
+/// `secitem _generate settings [SCOPE]`: the declared settings (every one, or those one
+/// backend, `key source` or `core` declares) as the Markdown table docs/settings.md and
+/// the backends' pages hold between `<!-- settings: SCOPE -->` and `<!-- /settings -->`
+/// (SettingsTableTests fails when a committed table differs from this).
+enum SettingsTable {
+    static func markdown(scope: String?) -> String? {
+        let declared = SecItemBackendRegistry.settings.filter { scope == nil || $0.scope == scope }
+        guard !declared.isEmpty else { return nil }
+        return SecItemSettingCatalog.markdownTable(declared)
     }
 }

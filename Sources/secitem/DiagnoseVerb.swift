@@ -35,6 +35,9 @@ enum DiagnoseVerb {
         out += "  session lock: \(access.session)\n"
         out += "\nconfiguration:\n"
         for line in diagnosis.configuration { out += "  \(line)\n" }
+        out += "settings:\n"
+        if diagnosis.settings.isEmpty { out += "  (none given: every setting has its default)\n" }
+        for line in diagnosis.settings { out += "  \(line)\n" }
         out += "process: \(ProcessHardening.summary)\n"
         out += "environment:\n"
         if diagnosis.environment.isEmpty { out += "  (no SECITEM_ variables set)\n" }

@@ -43,22 +43,6 @@ enum Manual {
         return out
     }
 
-    /// What each key of the config file means (the keys themselves are
-    /// `SecItemConfigFile.variables`; ManualTests checks each has a line here).
-    static let configKeyMeanings: [String: String] = [
-        "backend": "The backend: \(SecItemBackendChoice.names.joined(separator: ", ")). Unset: the automatic choice (the Secret Service when a provider answers on the session bus, else the encrypted file).",
-        "file": "The file backend's SQLite file (default $XDG_DATA_HOME/secitem/keychain.db).",
-        "key-file": "The file backend's key file (mode 0600, owned by the user).",
-        "passphrase-file": "A file holding the file backend's passphrase (mode 0600, owned by the user).",
-        "key-source": "Which key the file backend uses: key-file, systemd-credential, passphrase, tpm2 (a key sealed to the TPM; SECITEM_TPM2_TCTI, SECITEM_TPM2_PCRS) or automatic (a key file it generates next to this config file); secret-service (an item in the login keyring) or portal (the Flatpak Secret portal, the automatic choice inside a sandbox).",
-        "collection": "The Secret Service collection, an alias or an object path (default: the login collection).",
-        "access-groups": "Shared access groups every program of the account is also entitled to, comma-separated; never a program's default group (SECITEM_ACCESS_GROUPS, by contrast, lists every group and the first is the default).",
-        "postgresql-url": "The PostgreSQL backend's libpq URI or key=value string (the password belongs in ~/.pgpass).",
-        "postgresql-schema": "The PostgreSQL backend's schema (default secitem).",
-        "application-id": "The application identifier, reverse-DNS: the one access group a program has when access-groups lists none.",
-        "key-cache-timeout": "How many seconds a passphrase's derived key stays in the kernel's user keyring after a process derived it, so the next calls skip scrypt (default 300; 0 turns the cache off; secitem lock drops it).",
-    ]
-
     /// `secitem-config(5)`.
     static var config: String {
         var out = header("SECITEM\\-CONFIG", section: 5, title: "File Formats")
@@ -72,8 +56,12 @@ enum Manual {
             that is not key = value is an error naming the file and line.
             """)
         out += ".SH KEYS\n"
-        for (key, variable) in SecItemConfigFile.variables {
-            out += ".TP\n.BR \(escape(key)) \" (\(escape(variable)))\"\n\(escape(configKeyMeanings[key] ?? "(undocumented)"))\n"
+        for setting in SecItemBackendRegistry.settings where setting.inConfigFile {
+            var meaning = setting.help
+            if setting.key == "backend" { meaning += " This build has: \(SecItemBackendChoice.names.joined(separator: ", "))." }
+            meaning += " Value: \(setting.expected)."
+            if let shown = setting.defaultDescription { meaning += " Default: \(shown)." }
+            out += ".TP\n.BR \(escape(setting.key)) \" (\(escape(setting.variable)))\"\n\(escape(meaning))\n"
         }
         out += ".SH EXAMPLE\n.nf\n# ~/.config/secitem/config\nbackend = file\naccess\\-groups = com.example.shared\n.fi\n"
         out += ".SH SEE ALSO\n.BR secitem (1),\n.BR git\\-credential\\-secitem (1)\n"

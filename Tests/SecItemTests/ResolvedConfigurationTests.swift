@@ -23,10 +23,11 @@ struct ResolvedConfigurationTests {
             code: SecItemConfiguration.Settings(collection: "from-code"), environment: env)
         #expect(resolved.problem == nil)
         #expect(resolved.collection == "from-code")
-        #expect(resolved.setting(\.collection)?.origin == .code)
+        let collection = try #require(SecItemBackendRegistry.settings.first { $0.key == "collection" })
+        #expect(resolved.shown(collection)?.origin == .code)
         let noCode = SecItemConfiguration.resolve(environment: env)
         #expect(noCode.collection == "from-env")
-        #expect(noCode.setting(\.collection)?.origin == .environment("SECITEM_COLLECTION"))
+        #expect(noCode.shown(collection)?.origin == .environment("SECITEM_COLLECTION"))
         #expect(noCode.backend == .file)
         #expect(noCode.backendOrigin == .configFile(root.path + "/secitem/config"))
         // The config file's groups are shared groups after the program's own, never its default.
@@ -69,7 +70,12 @@ struct ResolvedConfigurationTests {
         chmod(file.path, 0o644)
         let loose = SecItemConfiguration.resolve(environment: ["XDG_CONFIG_HOME": root.path, "SECITEM_PASSPHRASE_FILE": file.path])
         #expect(loose.passphrase == nil)
-        #expect(throws: SecItemError.authFailed) { try loose.checkUsable() }
+        // The passphrase key source reads the file when a store that uses it opens.
+        #expect(throws: SecItemError.authFailed) {
+            try SecItemBackendChoice.resolve(environment: [
+                "XDG_CONFIG_HOME": root.path, "SECITEM_PASSPHRASE_FILE": file.path, "SECITEM_BACKEND": "file",
+            ])
+        }
         // A broken passphrase file does not stop the memory backend.
         #expect(throws: Never.self) {
             try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory", "SECITEM_PASSPHRASE_FILE": file.path])

@@ -127,11 +127,11 @@ extension PostgreSQLBackend {
         /// settings (``KeySources``), which must name a key file or a passphrase.
         /// - Throws: `errSecParam` when no key file or passphrase is set, or a setting is malformed.
         public init(_ settings: SecItemConfiguration) throws(SecItemError) {
-            var env = settings.environment
+            let connection = try settings.value(Settings.url)
             // Its own key file first: then the file backend keeps its own key, and
             // `secitem migrate --from file --to postgresql` opens both (docs/postgresql.md).
-            if let own = Self.nonEmpty(env.removeValue(forKey: Self.keyFileVariable)) {
-                self.init(connection: settings.postgresqlURL, keySource: .keyFile(own))
+            if let own = try settings.value(Settings.keyFile) {
+                self.init(connection: connection, keySource: .keyFile(own))
             } else {
                 let source = try KeySources.resolve(settings, KeySourceContext(store: "PostgreSQL schema"))
                 if source.isGenerated {
@@ -140,51 +140,25 @@ extension PostgreSQLBackend {
                         "the PostgreSQL backend needs the key every host shares: set \(Self.keyFileVariable) "
                             + "(or SECITEM_KEY_FILE, secitem.key in $CREDENTIALS_DIRECTORY, or SECITEM_PASSPHRASE(_FILE))")
                 }
-                self.init(connection: settings.postgresqlURL, keySource: source)
+                self.init(connection: connection, keySource: source)
             }
-            if let schema = settings.postgresqlSchema { self.schema = schema }
+            if let schema = try settings.value(Settings.schema) { self.schema = schema }
             keyCacheTimeout = try SessionKeyCache.timeout(settings)
-            rollbackCheck = try RollbackCheck.mode(env)
-            environment = env
-            if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT")) {
-                guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
-                    throw SecItemError(
-                        errSecParam, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT is \"\(text)\"; expected seconds, such as 10")
-                }
-                statementTimeout = .milliseconds(Int64(seconds * 1000))
-            }
-            if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_POOL_SIZE")) {
-                guard let size = Int(text), (1...256).contains(size) else {
-                    throw SecItemError(
-                        errSecParam, "SECITEM_POSTGRESQL_POOL_SIZE is \"\(text)\"; expected a number of connections, 1 to 256")
-                }
-                poolSize = size
-            }
-            if let text = Self.nonEmpty(env.removeValue(forKey: "SECITEM_POSTGRESQL_PREPARED_STATEMENTS")) {
-                switch text.lowercased() {
-                case "on", "true", "yes", "1": preparedStatements = true
-                case "off", "false", "no", "0": preparedStatements = false
-                default:
-                    throw SecItemError(
-                        errSecParam,
-                        "SECITEM_POSTGRESQL_PREPARED_STATEMENTS is \"\(text)\"; expected on or off (off behind pgbouncer in transaction mode)")
-                }
-            }
+            rollbackCheck = try RollbackCheck.mode(settings.environment)
+            environment = settings.environment
+            if let timeout = try settings.value(Settings.statementTimeout) { statementTimeout = timeout }
+            if let size = try settings.value(Settings.poolSize) { poolSize = size }
+            if let prepared = try settings.value(Settings.preparedStatements) { preparedStatements = prepared }
         }
 
         /// The variable naming this backend's own key file.
-        public static let keyFileVariable = "SECITEM_POSTGRESQL_KEY_FILE"
+        public static let keyFileVariable = Settings.keyFile.variable
 
         /// This configuration with its key source ``SealedStoreKeySource/released``.
         var released: Configuration {
             var copy = self
             copy.keySource = keySource.released
             return copy
-        }
-
-        private static func nonEmpty(_ s: String?) -> String? {
-            guard let s, !s.isEmpty else { return nil }
-            return s
         }
     }
 }

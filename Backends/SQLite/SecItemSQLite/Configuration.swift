@@ -126,7 +126,7 @@ extension SQLiteBackend {
         ///   missing; `errSecNotAvailable` when no home directory is known.
         public init(_ settings: SecItemConfiguration) throws(SecItemError) {
             let env = settings.environment
-            guard let path = settings.file ?? Self.defaultPath(env) else {
+            guard let path = try settings.value(SQLiteBackend.Settings.file) ?? Self.defaultPath(env) else {
                 throw SecItemError(errSecNotAvailable, "neither SECITEM_FILE, XDG_DATA_HOME nor HOME is set")
             }
             let generated = Self.defaultGeneratedKeyFilePath(env) ?? ""

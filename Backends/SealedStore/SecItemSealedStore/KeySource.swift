@@ -30,6 +30,9 @@ package protocol KeySource: Sendable, CustomStringConvertible {
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)?
     /// What `SECITEM_KEY_SOURCE=<name>` needs and lacks, for the error when ``fromSettings(_:_:)`` gives `nil`.
     static var missingSetting: String { get }
+    /// The settings it reads (``SecItemSetting``, declared in its own file): the backends
+    /// that use key sources declare them with their own (``KeySources/settings``).
+    static var settings: [SecItemSettingDeclaration] { get }
 
     /// What a store protected by this source records in its header.
     var protection: KeyProtection { get }
@@ -56,6 +59,8 @@ package protocol KeySource: Sendable, CustomStringConvertible {
 }
 
 extension KeySource {
+    /// None, unless the source declares the settings it reads.
+    package static var settings: [SecItemSettingDeclaration] { [] }
     package func withSessionCacheProof<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? { nil }
 }
 
@@ -63,7 +68,7 @@ extension KeySource {
 /// named (a key file, then a systemd credential, before a passphrase before the
 /// generated key file; the TPM only when named).
 /// A new source that a setting selects adds one line here.
-package enum KeySources {
+public enum KeySources {
     /// The sources of this module (a key file, then a systemd credential, before a
     /// passphrase; the TPM only when named; the generated key file last: it always applies).
     private static let builtIn: [any KeySource.Type] = [
@@ -94,16 +99,24 @@ package enum KeySources {
         builtIn.dropLast() + added.withLock { $0.map(\.source) } + builtIn.suffix(1)
     }
 
-    /// The variables the key sources read themselves (listed by `secitem diagnose`;
-    /// until settings are declared per source, issue 22).
-    package static let environmentVariables = [
-        TPM2KeySource.tctiVariable, TPM2KeySource.pcrsVariable, SystemdCredentialKeySource.credentialVariable,
-    ]
 
     /// Every protection a store's header may record (a source with a new kind of
     /// wrapping adds its own).
     package static var protections: Set<KeyProtection> {
         Set<KeyProtection>([.key, .passphrase, .tpm2]).union(added.withLock { $0.map(\.protection) })
+    }
+
+    /// `key-source`, `SECITEM_KEY_SOURCE`: which source, by name; unset, the first whose
+    /// settings are present.
+    package static let keySource = SecItemSetting<String>.text(
+        "key-source", scope: "key-sources",
+        help: "Which key source unlocks the file and PostgreSQL stores, by name (unset: a key file, else a passphrase, else the generated key file).",
+        expected: "a key source's name (key-file, systemd-credential, passphrase, tpm2, automatic; with the SecretService trait secret-service, portal)")
+
+    /// Every setting the key sources read: what a backend that keeps sealed rows
+    /// declares besides its own (`SecItemBackendProvider.settings`).
+    public static var settings: [SecItemSettingDeclaration] {
+        [keySource.declaration] + registered.flatMap { $0.settings } + [SessionKeyCache.timeoutSetting.declaration]
     }
 
     /// The source a resolved configuration describes: the one `key-source` names, else
@@ -113,7 +126,7 @@ package enum KeySources {
         -> SealedStoreKeySource
     {
         try PassphraseKeySource.refuseEmptySetting(settings)
-        guard let name = settings.keySource else {
+        guard let name = try settings.value(keySource) else {
             for source in registered {
                 if let found = try source.fromSettings(settings, context) { return SealedStoreKeySource(found) }
             }
@@ -243,8 +256,8 @@ public struct SealedStoreKeySource: Sendable, CustomStringConvertible, CustomDeb
             lines.append(
                 keyCacheTimeout > 0
                     ? "key cache: the derived key stays \(keyCacheTimeout) s in the kernel's user keyring, readable by your "
-                        + "user only (\(SecItemConfiguration.Variable.keyCacheTimeout); secitem lock drops it)"
-                    : "key cache: off (\(SecItemConfiguration.Variable.keyCacheTimeout)=0): every process runs scrypt")
+                        + "user only (\(SessionKeyCache.timeoutSetting.variable); secitem lock drops it)"
+                    : "key cache: off (\(SessionKeyCache.timeoutSetting.variable)=0): every process runs scrypt")
         }
         return lines
     }

@@ -163,17 +163,19 @@ package enum SessionKeyCache {
         return rc
     }
 
-    /// The timeout a configuration asks for: `SECITEM_KEY_CACHE_TIMEOUT` (`key-cache-timeout`),
-    /// whole seconds from 0 (off) to a week; ``defaultTimeout`` when unset.
+    /// `key-cache-timeout`, `SECITEM_KEY_CACHE_TIMEOUT`: whole seconds from 0 (off) to a week.
+    package static let timeoutSetting = SecItemSetting<Int>(
+        SecItemSettingDeclaration(
+            key: "key-cache-timeout", scope: "key-sources",
+            help: "How long a passphrase's derived key stays in the kernel's user keyring after a process derived it, so the next processes skip scrypt (secitem lock drops it).",
+            expected: "whole seconds from 0 (no cache) to \(maximumTimeout)", defaultDescription: "\(defaultTimeout) s"),
+        default: defaultTimeout,
+        parse: { text in Int(text).flatMap { (0...maximumTimeout).contains($0) ? $0 : nil } })
+
+    /// The timeout a configuration asks for (``timeoutSetting``); ``defaultTimeout`` when unset.
     /// - Throws: `errSecParam` naming the setting when it is not such a number.
     package static func timeout(_ settings: SecItemConfiguration) throws(SecItemError) -> Int {
-        guard let (text, origin) = settings.setting(\.keyCacheTimeout) else { return defaultTimeout }
-        guard let seconds = Int(text), (0...maximumTimeout).contains(seconds) else {
-            throw SecItemError(
-                errSecParam,
-                "the key cache timeout (\(origin)) is \"\(text)\"; expected whole seconds from 0 (no cache) to \(maximumTimeout)")
-        }
-        return seconds
+        try settings.value(timeoutSetting) ?? defaultTimeout
     }
 }
 

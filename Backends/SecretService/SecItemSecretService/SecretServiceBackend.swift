@@ -81,16 +81,13 @@ public final class SecretServiceBackend: SecItemBackend {
         /// collection, plus `SECITEM_SECRET_SERVICE_NAMESPACE` and
         /// `SECITEM_SECRET_SERVICE_TIMEOUT` from its environment.
         public init(_ settings: SecItemConfiguration) {
-            func value(_ name: String) -> String? {
-                guard let v = settings.environment[name], !v.isEmpty else { return nil }
-                return v
-            }
+            // A value that is not one is passed over, as the defaults are safe ones
+            // (`secitem diagnose` shows every setting and where it came from).
             self.init(
-                collection: settings.collection, namespace: value("SECITEM_SECRET_SERVICE_NAMESPACE"),
-                foreignItemsWritable: value("SECITEM_SECRET_SERVICE_FOREIGN_WRITES") == "1")
-            if let t = value("SECITEM_SECRET_SERVICE_TIMEOUT").flatMap(Double.init), t > 0, t.isFinite {
-                timeout = .milliseconds(Int64(min(t, 3600) * 1000))
-            }
+                collection: (try? settings.value(Settings.collection)) ?? nil,
+                namespace: (try? settings.value(Settings.namespace)) ?? nil,
+                foreignItemsWritable: ((try? settings.value(Settings.foreignWrites)) ?? nil) ?? false)
+            if let timeout = (try? settings.value(Settings.timeout)) ?? nil { self.timeout = timeout }
         }
     }
 

@@ -10,12 +10,10 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .file }
     public var automaticRank: Int? { 100 }
     public var displayName: String { "the encrypted file" }
+    public var settings: [SecItemSettingDeclaration] { SQLiteBackend.Settings.all }
     public var environmentVariables: [String] {
-        [SecItemConfiguration.Variable.file, SecItemConfiguration.Variable.keyFile, SecItemConfiguration.Variable.keySource, SecItemConfiguration.Variable.passphrase, SecItemConfiguration.Variable.passphraseFile, SecItemConfiguration.Variable.keyCacheTimeout, "XDG_DATA_HOME",
-         "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
-            + KeySources.environmentVariables
+        ["XDG_DATA_HOME", "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
     }
-    public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.passphrase] }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()

@@ -14,15 +14,14 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .postgresql }
     public var automaticRank: Int? { nil }
     public var displayName: String { "the shared PostgreSQL keychain" }
+    public var settings: [SecItemSettingDeclaration] { PostgreSQLBackend.Settings.all }
     public var environmentVariables: [String] {
-        [SecItemConfiguration.Variable.postgresqlURL, SecItemConfiguration.Variable.postgresqlSchema, "SECITEM_POSTGRESQL_STATEMENT_TIMEOUT", "SECITEM_POSTGRESQL_KEY_FILE",
-         "PGHOST", "PGHOSTADDR",
+        ["PGHOST", "PGHOSTADDR",
          "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
          "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
-            + KeySources.environmentVariables
     }
-    /// The URL may hold a password (diagnose's postgresql lines show it redacted).
-    public var secretEnvironmentVariables: Set<String> { [SecItemConfiguration.Variable.postgresqlURL, "PGPASSWORD"] }
+    /// libpq's password variable (the URL, which may hold one, is a declared secret).
+    public var secretEnvironmentVariables: Set<String> { ["PGPASSWORD"] }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()

@@ -80,6 +80,11 @@ public struct SecItemSecretServiceStatus: Sendable {
 
     private static let cache = Mutex<[String: SecItemSecretServiceStatus]>([:])
 
+    /// `probe-timeout`; a value that is not one is passed over for the default.
+    static func probeTimeout(_ configuration: SecItemConfiguration) -> Duration {
+        ((try? configuration.value(SecretServiceBackend.Settings.probeTimeout)) ?? nil) ?? .milliseconds(800)
+    }
+
     /// Probes once per process for a given bus and collection; later calls return the cached answer.
     public static func probe(_ configuration: SecItemConfiguration) -> SecItemSecretServiceStatus {
         probeAndOpen(configuration, open: false).status
@@ -93,7 +98,8 @@ public struct SecItemSecretServiceStatus: Sendable {
         -> (status: SecItemSecretServiceStatus, backend: SecretServiceBackend?)
     {
         let bus = SessionBus.locate(configuration.environment)
-        let key = "\(bus.address ?? "")\u{0}\(configuration.collection ?? "")"
+        let collection = (try? configuration.value(SecretServiceBackend.Settings.collection)) ?? nil
+        let key = "\(bus.address ?? "")\u{0}\(collection ?? "")"
         if let cached = cache.withLock({ $0[key] }) { return (cached, nil) }
         var status = SecItemSecretServiceStatus(busAddress: bus.address, busSource: bus.source, probe: nil)
         var backend: SecretServiceBackend?
@@ -102,7 +108,7 @@ public struct SecItemSecretServiceStatus: Sendable {
             // the check above only keeps GLib from autolaunching one.
             let backendConfiguration = SecretServiceBackend.Configuration(configuration)
             var probing = backendConfiguration
-            probing.timeout = configuration.probeTimeout
+            probing.timeout = Self.probeTimeout(configuration)
             let found = SecretServiceBackend.probeAndOpen(probing: probing, then: open ? backendConfiguration : nil)
             status.probe = found.result
             backend = found.backend
@@ -122,9 +128,8 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
     public var kind: BackendKind { .secretService }
     public var automaticRank: Int? { 10 }
     public var displayName: String { "the Secret Service" }
-    public var environmentVariables: [String] {
-        [SecItemConfiguration.Variable.collection, "SECITEM_SECRET_SERVICE_FOREIGN_WRITES", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
-    }
+    public var settings: [SecItemSettingDeclaration] { SecretServiceBackend.Settings.all }
+    public var environmentVariables: [String] { ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {
         try configuration.checkUsable()
@@ -149,7 +154,7 @@ public struct SecItemSecretServiceBackendProvider: SecItemBackendProvider {
         notes.append(status.summary)
         if status.busAddress != nil {
             notes.append(
-                "probe took \(status.elapsed.wholeMilliseconds) ms (bound \(configuration.probeTimeout.wholeMilliseconds) ms per step)")
+                "probe took \(status.elapsed.wholeMilliseconds) ms (bound \(SecItemSecretServiceStatus.probeTimeout(configuration).wholeMilliseconds) ms per step)")
         }
         if let portal = DesktopKeySources.sandboxPortal(configuration.environment, timeout: configuration.probeTimeout) {
             notes.append("not chosen automatically: \(portal)")

@@ -29,17 +29,25 @@ public protocol SecItemBackendProvider: Sendable {
     func probe(_ configuration: SecItemConfiguration) -> BackendAvailability
     /// What `secitem diagnose` reports: ``probe(_:)`` with every fact worth a line.
     func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability
-    /// The environment variables this backend reads beyond the shared ones
-    /// (`SECITEM_BACKEND`, `SECITEM_CONFIG`, …), in the order `secitem diagnose` lists
-    /// them when set. Default: none.
+    /// The settings this backend reads (its own, declared next to its code, and those of
+    /// the key sources it uses), each read with ``SecItemConfiguration/value(_:)``.
+    /// Registering the provider declares them (``SecItemSettingCatalog``): the config
+    /// file accepts their keys, `secitem diagnose` shows their values and origins, and
+    /// `--help`, `secitem-config(5)` and docs/settings.md list them. Default: none.
+    var settings: [SecItemSettingDeclaration] { get }
+    /// Other environment variables this backend reads, not settings of its own (`PGHOST`,
+    /// `DBUS_SESSION_BUS_ADDRESS`, …), in the order `secitem diagnose` lists them when set.
+    /// Default: none.
     var environmentVariables: [String] { get }
     /// Those of ``environmentVariables`` whose value is or may hold a secret:
-    /// `secitem diagnose` shows them as `(set)`, never their value. Default: none.
+    /// `secitem diagnose` shows them as `(set)`, never their value (declared settings say
+    /// so in their declaration). Default: none.
     var secretEnvironmentVariables: Set<String> { get }
 }
 
 extension SecItemBackendProvider {
     public var displayName: String { "the \(kind) backend" }
+    public var settings: [SecItemSettingDeclaration] { [] }
     public var environmentVariables: [String] { [] }
     public var secretEnvironmentVariables: Set<String> { [] }
     public func diagnose(_ configuration: SecItemConfiguration) -> BackendAvailability { probe(configuration) }

@@ -2,40 +2,19 @@ import Foundation
 
 /// The configuration file, `$XDG_CONFIG_HOME/secitem/config` (`~/.config/secitem/config`).
 ///
-/// A few `key = value` lines; `#` starts a comment; blank lines are ignored.
-/// Every key has an environment variable, which wins when both are set:
-///
-/// | key | environment | meaning |
-/// |---|---|---|
-/// | `backend` | `SECITEM_BACKEND` | `file`, `secret-service`, `postgresql` or `memory`; unset: the automatic choice |
-/// | `file` | `SECITEM_FILE` | the file backend's SQLite file |
-/// | `key-file` | `SECITEM_KEY_FILE` | the file backend's key file (0600, owned by the user) |
-/// | `passphrase-file` | `SECITEM_PASSPHRASE_FILE` | a file holding the passphrase (0600, owned by the user) |
-/// | `key-source` | `SECITEM_KEY_SOURCE` | `key-file`, `systemd-credential`, `passphrase`, `tpm2` or `automatic`; with the SecretService trait `secret-service` or `portal` |
-/// | `collection` | `SECITEM_COLLECTION` | the Secret Service collection (alias or object path) |
-/// | `access-groups` | `SECITEM_ACCESS_GROUPS` | the entitled access groups, `a,b,c` (the first is the default) |
-/// | `postgresql-url` | `SECITEM_POSTGRESQL_URL` | the PostgreSQL backend's libpq URI or `key=value` string (password in `~/.pgpass`) |
-/// | `postgresql-schema` | `SECITEM_POSTGRESQL_SCHEMA` | the PostgreSQL backend's schema; default `secitem` |
-/// | `application-id` | `SECITEM_APPLICATION_ID` | the application identifier (``SecItemApplicationIdentifier``) |
-/// | `key-cache-timeout` | `SECITEM_KEY_CACHE_TIMEOUT` | seconds a passphrase's derived key stays in the kernel's session key cache; default 300, `0` turns it off |
+/// A few `key = value` lines; `#` starts a comment; blank lines are ignored. The keys
+/// are those of the declared settings (``SecItemSettingCatalog``; `secitem _generate
+/// settings` prints the table, docs/settings.md holds it); each has an environment
+/// variable, which wins when both are set.
 ///
 /// `SECITEM_CONFIG` names another file; `SECITEM_CONFIG=none` ignores the file.
 /// The file never holds a secret itself: passphrases come from `passphrase-file`.
 public struct SecItemConfigFile: Sendable, Equatable {
-    /// The keys the file accepts, and the environment variable each stands for.
-    public static let variables: [(key: String, variable: String)] = [
-        ("backend", "SECITEM_BACKEND"),
-        ("file", "SECITEM_FILE"),
-        ("key-file", "SECITEM_KEY_FILE"),
-        ("passphrase-file", "SECITEM_PASSPHRASE_FILE"),
-        ("key-source", "SECITEM_KEY_SOURCE"),
-        ("collection", "SECITEM_COLLECTION"),
-        ("access-groups", "SECITEM_ACCESS_GROUPS"),
-        ("postgresql-url", "SECITEM_POSTGRESQL_URL"),
-        ("postgresql-schema", "SECITEM_POSTGRESQL_SCHEMA"),
-        ("application-id", "SECITEM_APPLICATION_ID"),
-        ("key-cache-timeout", "SECITEM_KEY_CACHE_TIMEOUT"),
-    ]
+    /// The keys the file accepts, and the environment variable each stands for: those
+    /// of the settings declared so far that may be in the file.
+    public static var variables: [(key: String, variable: String)] {
+        SecItemSettingCatalog.declared.filter(\.inConfigFile).map { ($0.key, $0.variable) }
+    }
 
     /// Where the file is (or would be); `nil` when no home is known or `SECITEM_CONFIG=none`.
     public let path: String?
@@ -43,11 +22,27 @@ public struct SecItemConfigFile: Sendable, Equatable {
     public let exists: Bool
     /// Its settings, by key.
     public let settings: [String: String]
+    /// The line each key is on (1-based).
+    public let lines: [String: Int]
 
-    public init(path: String?, exists: Bool, settings: [String: String]) {
+    public init(path: String?, exists: Bool, settings: [String: String], lines: [String: Int] = [:]) {
         self.path = path
         self.exists = exists
         self.settings = settings
+        self.lines = lines
+    }
+
+    /// `errSecParam` naming the file and line of the first key that none of `declared`
+    /// allows in the file, or `nil`.
+    public func unknownKeyProblem(_ declared: [SecItemSettingDeclaration]) -> SecItemError? {
+        let known = declared.filter(\.inConfigFile)
+        let keys = Set(known.map(\.key))
+        guard let (key, line) = lines.filter({ !keys.contains($0.key) }).min(by: { $0.value < $1.value }) else { return nil }
+        var message = "\(path ?? "the config file") line \(line): unknown key '\(key)'"
+        if let secret = declared.first(where: { $0.key == key && !$0.inConfigFile }) {
+            message += " (\(secret.variable) is given in the environment only)"
+        }
+        return SecItemError(errSecParam, message + "; known keys: \(known.map(\.key).joined(separator: ", "))")
     }
 
     /// The path the environment gives for the file.
@@ -61,8 +56,9 @@ public struct SecItemConfigFile: Sendable, Equatable {
     }
 
     /// Reads the file; a missing file is an empty configuration.
-    /// - Throws: `errSecParam` for an unknown key or a line that is not `key = value`
-    ///   (naming the file and line); `errSecIO` when the file exists but cannot be read.
+    /// - Throws: `errSecParam` for a line that is not `key = value` (naming the file and
+    ///   line); `errSecIO` when the file exists but cannot be read. An unknown key is
+    ///   ``unknownKeyProblem(_:)``'s, asked once the settings are declared.
     public static func load(environment: [String: String]) throws(SecItemError) -> SecItemConfigFile {
         guard let path = path(environment: environment) else {
             return SecItemConfigFile(path: nil, exists: false, settings: [:])
@@ -79,7 +75,7 @@ public struct SecItemConfigFile: Sendable, Equatable {
     /// Parses the text of a config file.
     public static func parse(_ text: String, path: String) throws(SecItemError) -> SecItemConfigFile {
         var settings: [String: String] = [:]
-        let known = Set(variables.map(\.key))
+        var lines: [String: Int] = [:]
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -89,14 +85,10 @@ public struct SecItemConfigFile: Sendable, Equatable {
             let key = line[..<equals].trimmingSpaces()
             var value = line[line.index(after: equals)...].trimmingSpaces()
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-            guard known.contains(key) else {
-                throw SecItemError(
-                    errSecParam,
-                    "\(path) line \(number + 1): unknown key '\(key)'; known keys: \(variables.map(\.key).joined(separator: ", "))")
-            }
             settings[key] = value
+            lines[key] = number + 1
         }
-        return SecItemConfigFile(path: path, exists: true, settings: settings)
+        return SecItemConfigFile(path: path, exists: true, settings: settings, lines: lines)
     }
 }
 

@@ -8,6 +8,7 @@ import SecItemCore
 struct GeneratedKeyFileSource: KeySource {
     static let name = "automatic"
     static let missingSetting = "neither XDG_CONFIG_HOME nor HOME is set"
+    static var settings: [SecItemSettingDeclaration] { [] }
 
     var protection: KeyProtection { .key }
     var description: String { "automatic key file" }

@@ -6,7 +6,13 @@ import SecItemCore
 /// (`key-file`). (A key systemd hands over is ``SystemdCredentialKeySource``.)
 struct KeyFileKeySource: KeySource {
     static let name = "key-file"
-    static let missingSetting = "SECITEM_KEY_FILE is not set"
+    static let missingSetting = "\(keyFile.variable) is not set"
+
+    /// `key-file`, `SECITEM_KEY_FILE`.
+    static let keyFile = SecItemSetting<String>.text(
+        "key-file", scope: "key-sources",
+        help: "A key file (32 bytes, 64 hex digits or base64; mode 0600, yours): the key of the file and PostgreSQL stores. Else secitem.key in $CREDENTIALS_DIRECTORY when present.", expected: "path")
+    static var settings: [SecItemSettingDeclaration] { [keyFile.declaration] }
 
     var path: String
     var protection: KeyProtection { .key }
@@ -17,8 +23,8 @@ struct KeyFileKeySource: KeySource {
             + "and other local users (it must be 0600 and yours); not malware running as you"
     }
 
-    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
-        settings.keyFile.map { KeyFileKeySource(path: $0) }
+    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
+        try settings.value(keyFile).map { KeyFileKeySource(path: $0) }
     }
 
     func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {

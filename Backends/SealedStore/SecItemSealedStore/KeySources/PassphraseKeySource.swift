@@ -4,7 +4,26 @@ import SecItemCore
 /// and salt. Selected by `SECITEM_PASSPHRASE` or `passphrase-file` (`passphrase`).
 struct PassphraseKeySource: KeySource {
     static let name = "passphrase"
-    static let missingSetting = "SECITEM_PASSPHRASE is not set"
+    static let missingSetting = "\(passphraseSetting.variable) is not set"
+
+    /// `SECITEM_PASSPHRASE` (never the config file).
+    static let passphraseSetting = SecItemSetting<Passphrase>.secret(
+        "passphrase", scope: "key-sources",
+        help: "The passphrase of the file and PostgreSQL stores, stretched with scrypt (set but empty is refused).")
+    /// `passphrase-file`, `SECITEM_PASSPHRASE_FILE`.
+    static let passphraseFile = SecItemSetting<String>.text(
+        "passphrase-file", scope: "key-sources",
+        help: "A file holding the passphrase (mode 0600, yours), read when SECITEM_PASSPHRASE is not set.", expected: "path")
+    static var settings: [SecItemSettingDeclaration] { [passphraseSetting.declaration, passphraseFile.declaration] }
+
+    /// The passphrase given (code, `SECITEM_PASSPHRASE`), else read from the passphrase
+    /// file, with where it came from.
+    /// - Throws: what reading the passphrase file throws (a file others can read is refused).
+    static func given(_ settings: SecItemConfiguration) throws(SecItemError) -> (passphrase: Passphrase, origin: String)? {
+        if let (passphrase, origin) = try settings.lookup(passphraseSetting) { return (passphrase, "\(origin)") }
+        guard let path = try settings.value(passphraseFile) else { return nil }
+        return (try PrivateFile.readPassphrase(path), "the passphrase file")
+    }
 
     var passphrase: Passphrase
     var protection: KeyProtection { .passphrase }
@@ -21,15 +40,14 @@ struct PassphraseKeySource: KeySource {
         passphrase.isEmpty ? nil : passphrase.withUTF8(body)
     }
 
-    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (any KeySource)? {
-        settings.passphrase.map { PassphraseKeySource(passphrase: $0) }
+    static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
+        try given(settings).map { PassphraseKeySource(passphrase: $0.passphrase) }
     }
 
     /// An empty passphrase setting is an error even when another source wins: it is
     /// never what the operator meant.
     static func refuseEmptySetting(_ settings: SecItemConfiguration) throws(SecItemError) {
-        guard let given = settings.passphrase, given.isEmpty else { return }
-        let source = (settings.setting(\.passphrase)?.origin).map { "\($0)" } ?? "the passphrase file"
+        guard let (given, source) = try given(settings), given.isEmpty else { return }
         throw SecItemError(
             errSecParam,
             "the passphrase (\(source)) is empty; give the passphrase, or unset it to use a key file or the generated key file")
@@ -54,7 +72,8 @@ struct PassphraseKeySource: KeySource {
     }
 
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
-        ("key: passphrase from \(settings.passphraseFile.map { "the passphrase file \($0)" } ?? SecItemConfiguration.Variable.passphrase)", nil)
+        let file = (try? settings.lookup(Self.passphraseSetting)) == nil ? (try? settings.value(Self.passphraseFile)) ?? nil : nil
+        return ("key: passphrase from \(file.map { "the passphrase file \($0)" } ?? Self.passphraseSetting.variable)", nil)
     }
 
     /// An empty passphrase is refused before scrypt runs: it is never what the

@@ -5,6 +5,7 @@ import SecItemCore
 struct RawKeySource: KeySource {
     static let name = "raw-key"
     static let missingSetting = "a raw key is given in code only"
+    static var settings: [SecItemSettingDeclaration] { [] }
 
     var key: Data
     var protection: KeyProtection { .key }

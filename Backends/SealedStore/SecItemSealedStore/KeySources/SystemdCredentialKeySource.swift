@@ -14,9 +14,14 @@ import SecItemCore
 struct SystemdCredentialKeySource: KeySource {
     static let name = "systemd-credential"
     static let missingSetting = "CREDENTIALS_DIRECTORY is not set (the service unit has no LoadCredential= or LoadCredentialEncrypted= line)"
-    /// The variable naming the credential (until settings are declared per source, issue 22).
-    static let credentialVariable = "SECITEM_CREDENTIAL"
     static let defaultCredential = "secitem.key"
+    /// `credential`, `SECITEM_CREDENTIAL`: the credential's name in `$CREDENTIALS_DIRECTORY`.
+    static let credentialSetting = SecItemSetting<String>.text(
+        "credential", scope: "key-sources",
+        help: "The systemd credential holding the key, in $CREDENTIALS_DIRECTORY (LoadCredential=, LoadCredentialEncrypted=).",
+        expected: "a credential name (no slash)", default: defaultCredential)
+    static var settings: [SecItemSettingDeclaration] { [credentialSetting.declaration] }
+    static var credentialVariable: String { credentialSetting.variable }
 
     var path: String
     var protection: KeyProtection { .key }
@@ -31,7 +36,7 @@ struct SystemdCredentialKeySource: KeySource {
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
         let env = settings.environment
         guard let dir = env["CREDENTIALS_DIRECTORY"], !dir.isEmpty else { return nil }
-        let credential = env[credentialVariable].flatMap { $0.isEmpty ? nil : $0 } ?? defaultCredential
+        let credential = try settings.value(credentialSetting) ?? defaultCredential
         guard !credential.contains("/"), credential != ".", credential != ".." else {
             throw SecItemError(errSecParam, "\(credentialVariable) is \"\(credential)\"; a credential name has no slash")
         }

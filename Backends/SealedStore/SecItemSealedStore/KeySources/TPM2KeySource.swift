@@ -19,10 +19,19 @@ public import SecItemCore
 struct TPM2KeySource: KeySource {
     static let name = "tpm2"
     static let missingSetting = "no TPM is configured"
-    /// The variables it reads (until settings are declared per source, issue 22).
-    static let tctiVariable = "SECITEM_TPM2_TCTI"
-    static let pcrsVariable = "SECITEM_TPM2_PCRS"
     static let defaultTCTI = "device:/dev/tpmrm0"
+    /// `tpm2-tcti`, `SECITEM_TPM2_TCTI`.
+    static let tctiSetting = SecItemSetting<String>.text(
+        "tpm2-tcti", scope: "key-sources", help: "The TPM of the tpm2 key source, as a TSS2 TCTI string.",
+        expected: "TCTI string (swtpm:host=127.0.0.1,port=2321)", default: defaultTCTI)
+    /// `tpm2-pcrs`, `SECITEM_TPM2_PCRS`.
+    static let pcrsSetting = SecItemSetting<String>.text(
+        "tpm2-pcrs", scope: "key-sources",
+        help: "The PCRs a new tpm2 sealing binds to (the store's header keeps those of an existing one); unset: none.",
+        expected: "PCR numbers (7 or 0,7)")
+    static var settings: [SecItemSettingDeclaration] { [tctiSetting.declaration, pcrsSetting.declaration] }
+    static var tctiVariable: String { tctiSetting.variable }
+    static var pcrsVariable: String { pcrsSetting.variable }
     static let sealedKey = KeychainHeader.parameterPrefix + "tpm2_sealed"
     static let pcrsKey = KeychainHeader.parameterPrefix + "tpm2_pcrs"
 
@@ -42,9 +51,8 @@ struct TPM2KeySource: KeySource {
 
     static func fromSettings(_ settings: SecItemConfiguration, _ context: KeySourceContext) throws(SecItemError) -> (any KeySource)? {
         guard settings.keySource == name else { return nil }
-        let env = settings.environment
-        let tcti = env[tctiVariable].flatMap { $0.isEmpty ? nil : $0 } ?? defaultTCTI
-        let pcrs = try env[pcrsVariable].flatMap { $0.isEmpty ? nil : $0 }.map { (text) throws(SecItemError) in
+        let tcti = try settings.value(tctiSetting) ?? defaultTCTI
+        let pcrs = try settings.value(pcrsSetting).map { (text) throws(SecItemError) in
             try PCRSelection(parsing: text, setting: pcrsVariable)
         }
         return TPM2KeySource(tcti: tcti, pcrs: pcrs)
