@@ -19,11 +19,12 @@ struct ResolvedConfigurationTests {
         let root = try configDirectory("backend = file\ncollection = from-file\naccess-groups = f1,f2\nfile = /from/file\n")
         defer { try? FileManager.default.removeItem(at: root) }
         let env = ["XDG_CONFIG_HOME": root.path, "SECITEM_COLLECTION": "from-env", "HOME": "/h"]
+        // The config file's keys are the registered providers' (the registry declares them on first use).
+        let collection = try #require(SecItemBackendRegistry.settings.first { $0.key == "collection" })
         let resolved = SecItemConfiguration.resolve(
             code: SecItemConfiguration.Settings(collection: "from-code"), environment: env)
         #expect(resolved.problem == nil)
         #expect(resolved.collection == "from-code")
-        let collection = try #require(SecItemBackendRegistry.settings.first { $0.key == "collection" })
         #expect(resolved.shown(collection)?.origin == .code)
         let noCode = SecItemConfiguration.resolve(environment: env)
         #expect(noCode.collection == "from-env")
