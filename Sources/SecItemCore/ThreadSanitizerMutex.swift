@@ -13,11 +13,15 @@ import Glibc
 /// `Mutex` under ThreadSanitizer: the same `withLock`, over a pthread mutex.
 package final class ThreadSanitizerMutex<Value: ~Copyable>: @unchecked Sendable {
     // @unchecked: `value` is only touched between pthread_mutex_lock and unlock.
-    private var value: Value
+    // The value lives in an allocation of its own: a stored property of size zero
+    // (`Mutex<Void>`) shares its address with `lock`, and TSan then reported reading
+    // `lock` (before locking) as a race with the `inout` access to the value.
+    private let value: UnsafeMutablePointer<Value>
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
 
     package init(_ initialValue: consuming sending Value) {
-        value = initialValue
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
         lock = .allocate(capacity: 1)
         pthread_mutex_init(lock, nil)
     }
@@ -25,6 +29,8 @@ package final class ThreadSanitizerMutex<Value: ~Copyable>: @unchecked Sendable 
     deinit {
         pthread_mutex_destroy(lock)
         lock.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     package func withLock<Result: ~Copyable, E: Error>(
@@ -32,7 +38,7 @@ package final class ThreadSanitizerMutex<Value: ~Copyable>: @unchecked Sendable 
     ) throws(E) -> sending Result {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 
     /// `Mutex.withLockIfAvailable`: `nil` without waiting when another thread holds the lock.
@@ -41,7 +47,7 @@ package final class ThreadSanitizerMutex<Value: ~Copyable>: @unchecked Sendable 
     ) throws(E) -> sending Result? {
         guard pthread_mutex_trylock(lock) == 0 else { return nil }
         defer { pthread_mutex_unlock(lock) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }
 

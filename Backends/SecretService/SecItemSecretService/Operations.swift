@@ -190,12 +190,18 @@ struct Operations {
         guard !wanted.isEmpty else { return }
         let missing = wanted.filter { prefetched[$0] == nil }
         let secrets = missing.isEmpty ? prefetched : prefetched.merging(try session.secrets(missing)) { a, _ in a }
+        // None came back: the collection is locked (or the session lost). Some came back:
+        // the others were deleted since the search (another program, or another thread of
+        // this one), and are no longer there to return or delete.
+        if wanted.allSatisfy({ secrets[$0] == nil }) {
+            if session.sessionLost { throw session.undecodableSecrets(UInt32(wanted.count)) }
+            throw SecItemError(errSecInteractionNotAllowed, "the Secret Service did not return an item's secret (locked?)")
+        }
+        let gone = wanted.filter { secrets[$0] == nil }
+        if session.sessionLost, !gone.isEmpty { throw session.undecodableSecrets(UInt32(gone.count)) }
+        found.removeAll { ItemCodec.hasData($0.attributes) && secrets[$0.path] == nil }
         for i in found.indices where ItemCodec.hasData(found[i].attributes) {
-            guard let data = secrets[found[i].path] else {
-                if session.sessionLost { throw session.undecodableSecrets(1) }
-                throw SecItemError(errSecInteractionNotAllowed, "the Secret Service did not return an item's secret (locked?)")
-            }
-            found[i].item.data = data
+            if let data = secrets[found[i].path] { found[i].item.data = data }
         }
     }
 
