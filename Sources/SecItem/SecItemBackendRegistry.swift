@@ -43,7 +43,7 @@ public enum SecItemBackendRegistry {
     }
 
     /// Adds `provider`, replacing a provider of the same kind, and declares its settings
-    /// (``SecItemBackendProvider/settings``: the config file accepts their keys).
+    /// (the provider's `settings`: the config file accepts their keys).
     public static func register(_ provider: any SecItemBackendProvider) {
         SecItemSettingCatalog.declare(provider.settings)
         state.withLock { providers in

@@ -18,7 +18,7 @@ public enum PrivateFile {
         return nil
     }
 
-    /// Why ``read(_:maxBytes:)`` refused a file.
+    /// Why ``PrivateFile/read(_:maxBytes:allowRootOwnerAndGroup:)`` refused a file.
     public enum Refusal: Error, Sendable {
         /// The file does not exist.
         case missing

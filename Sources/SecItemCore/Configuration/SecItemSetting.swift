@@ -30,6 +30,12 @@ public struct SecItemSettingDeclaration: Sendable, Hashable, CustomStringConvert
     /// - Parameters:
     ///   - key: The config-file key: lowercase words joined by `-`, the owner's name first
     ///     (`postgresql-schema`); the variable is `SECITEM_` and the key in capitals with `_`.
+    ///   - scope: Who declared it (a backend's kind, a key source's name, or `core`).
+    ///   - help: One line of help.
+    ///   - expected: What a value looks like, for errors and the docs.
+    ///   - isSecret: Whether its value is a secret (environment only, shown as `(set)`).
+    ///   - inConfigFile: Whether the config file may give it.
+    ///   - defaultDescription: The default in words, when there is one.
     public init(
         key: String, scope: String, help: String, expected: String = "text", isSecret: Bool = false,
         inConfigFile: Bool = true, defaultDescription: String? = nil
@@ -77,6 +83,9 @@ public struct SecItemSetting<Value: Sendable>: Sendable {
     public let emptyIsGiven: Bool
 
     /// - Parameters:
+    ///   - declaration: Its name, variable, scope and help.
+    ///   - defaultValue: The value when no layer gives one.
+    ///   - emptyIsGiven: Whether an empty value counts as given.
     ///   - parse: The value for a text, or `nil` when the text is not one (the reader
     ///     then throws `errSecParam` naming the variable or the config file's line).
     public init(
@@ -116,6 +125,12 @@ public struct SecItemSetting<Value: Sendable>: Sendable {
 extension SecItemSetting where Value == String {
     /// A text setting (a path, a name, a URI); any non-empty text is a value.
     /// - Parameters:
+    ///   - key: The config-file key (the variable is derived from it).
+    ///   - scope: Who declared it (a backend's kind, a key source's name, or `core`).
+    ///   - help: One line of help.
+    ///   - expected: What a value looks like, for errors and the docs.
+    ///   - isSecret: Whether its value is a secret (environment only, shown as `(set)`).
+    ///   - inConfigFile: Whether the config file may give it.
     ///   - defaultValue: The value when no layer gives one.
     ///   - defaultDescription: The default in words, when the code decides it (a path
     ///     derived from `$HOME`); defaults to `defaultValue`.

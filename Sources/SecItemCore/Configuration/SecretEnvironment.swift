@@ -9,7 +9,7 @@ import Synchronization
 /// calls ``take(_:)`` first thing in `main`, before anything reads the environment
 /// into a dictionary: each value's bytes are copied straight from the environment
 /// block into a ``Passphrase``, the `NAME=value` string is zeroed in place, and
-/// the variable is unset. ``SecItemConfiguration/Settings/init(environment:)``
+/// the variable is unset. the configuration's reader
 /// then finds a taken `SECITEM_PASSPHRASE` as if it were still set (same origin
 /// in messages), so the rest of the program keeps passing plain dictionaries.
 /// The program drops each value when it is done with it (``forget(_:)``,
