@@ -1,6 +1,7 @@
 import Foundation
 import SecItemCore
 import SecItemSealedStore
+import SecItemTestSupport
 import Testing
 
 /// The key systemd hands a service in `$CREDENTIALS_DIRECTORY` (here a 0700 directory of
@@ -18,16 +19,7 @@ import Testing
         return dir
     }
 
-    private func failure(_ body: () throws -> Void) -> SecItemError? {
-        do {
-            try body()
-            return nil
-        } catch let error as SecItemError {
-            return error
-        } catch {
-            return SecItemError(-1, "\(error)")
-        }
-    }
+    private func failure(_ body: () throws -> Void) -> SecItemError? { thrownSecItemError(body) }
 
     @Test("secitem.key in CREDENTIALS_DIRECTORY keys the store with nothing named; it wraps and unwraps the data key")
     func picked() throws {

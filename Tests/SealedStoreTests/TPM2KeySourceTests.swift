@@ -20,16 +20,7 @@ import Testing
         return try KeychainHeader.parse(Dictionary(uniqueKeysWithValues: header.metaValues.map { ($0.key, $0.value) }), source: "test")
     }
 
-    private func failure(_ body: @escaping () throws -> Void) -> SecItemError? {
-        do {
-            try body()
-            return nil
-        } catch let error as SecItemError {
-            return error
-        } catch {
-            return SecItemError(-1, "\(error)")
-        }
-    }
+    private func failure(_ body: () throws -> Void) -> SecItemError? { thrownSecItemError(body) }
 
     @Test("a key sealed to the TPM unwraps the data key after a round trip through the header; the header holds no key")
     func roundTrip() throws {
