@@ -651,9 +651,10 @@ struct BenchmarkError: Error, CustomStringConvertible {
 }
 
 /// Opening a key-protected keychain with only sqlite3 and libcrypto: open the
-/// file, the same connection settings, read `meta` in a transaction, read the
-/// key file, unwrap the data key (AES-256-GCM) and derive the two item keys
-/// (HKDF-SHA256), close. Returns the first byte of the derived HMAC key's
+/// file, the same connection settings, read `meta` in a transaction (the format,
+/// the wrapped data key and any key source's `kek_*` rows, which the wrapping's
+/// associated data binds), read the key file, unwrap the data key (AES-256-GCM)
+/// and derive the two item keys for that format (HKDF-SHA256), close. Returns the first byte of the derived HMAC key's
 /// checksum so the work is kept (never printed).
 func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
     var db: OpaquePointer?
@@ -665,12 +666,32 @@ func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
     _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1)
     _ = csecitem_sqlite_db_config_int(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
     var wrapped: [UInt8] = []
+    var format: Int64 = 0
+    // A key source's own rows (`kek_*`), bound into the wrapping's associated data in key order
+    // as /name:kind:length:value (none for a key file; read all the same, as an open must).
+    var parameters: [(String, [UInt8])] = []
     var stmt: OpaquePointer?
     sqlite3_exec(db, "BEGIN", nil, nil, nil)
-    sqlite3_prepare_v2(db, "SELECT key, value FROM meta", -1, &stmt, nil)
+    sqlite3_prepare_v2(db, "SELECT key, value, typeof(value) FROM meta", -1, &stmt, nil)
     while sqlite3_step(stmt) == SQLITE_ROW {
-        if String(cString: sqlite3_column_text(stmt, 0)) == "data_key", let p = sqlite3_column_blob(stmt, 1) {
-            wrapped = Array(UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, 1))))
+        let key = String(cString: sqlite3_column_text(stmt, 0))
+        let type = String(cString: sqlite3_column_text(stmt, 2))
+        func blob() -> [UInt8] {
+            guard let p = sqlite3_column_blob(stmt, 1) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, 1))))
+        }
+        if key == "data_key" {
+            wrapped = blob()
+        } else if key == "format" {
+            format = sqlite3_column_int64(stmt, 1)
+        } else if key.hasPrefix("kek_") {
+            let (kind, value): (String, [UInt8]) =
+                switch type {
+                case "integer": ("i", Array(String(sqlite3_column_int64(stmt, 1)).utf8))
+                case "text": ("t", Array(String(cString: sqlite3_column_text(stmt, 1)).utf8))
+                default: ("b", blob())
+                }
+            parameters.append((key, Array("/\(key):\(kind):\(value.count):".utf8) + value))
         }
     }
     sqlite3_finalize(stmt)
@@ -689,9 +710,11 @@ func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
     func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
     var kek = (0..<32).map { nibble(text[2 * $0]) << 4 | nibble(text[2 * $0 + 1]) }
     defer { csecitem_cleanse(&kek, 32); csecitem_cleanse(&text, 128) }
+    guard (1...3).contains(format) else { throw BenchmarkError("no format version") }
     var aad = Array("secitem-file".utf8)
-    aad.append(2)
+    aad.append(UInt8(format))
     aad += "data-key/key".utf8
+    for (_, bytes) in parameters.sorted(by: { $0.0 < $1.0 }) { aad += bytes }
     guard wrapped.count == 60 else { throw BenchmarkError("no wrapped data key") }
     var dataKey = [UInt8](repeating: 0, count: 32)
     defer { csecitem_cleanse(&dataKey, 32) }
@@ -701,7 +724,7 @@ func rawOpenWithKeyFile(path: String, keyFile: String) throws -> Int {
     guard rc == 0 else { throw BenchmarkError("the key does not unwrap the data key") }
     var macKey = [UInt8](repeating: 0, count: 32), encKey = [UInt8](repeating: 0, count: 32)
     defer { csecitem_cleanse(&macKey, 32); csecitem_cleanse(&encKey, 32) }
-    let i1 = Array("secitem-file/2 hmac-sha256".utf8), i2 = Array("secitem-file/2 aes-256-gcm".utf8)
+    let i1 = Array("secitem-file/\(format) hmac-sha256".utf8), i2 = Array("secitem-file/\(format) aes-256-gcm".utf8)
     guard csecitem_hkdf_sha256(dataKey, 32, nil, 0, i1, i1.count, &macKey, 32) == 0,
         csecitem_hkdf_sha256(dataKey, 32, nil, 0, i2, i2.count, &encKey, 32) == 0
     else { throw BenchmarkError("HKDF failed") }
