@@ -115,6 +115,40 @@ struct SecretServiceKeySourceTests {
         }
     }
 
+    @Test("a creation that fails after the key item was stored leaves no key item, and keeps the items it did not create")
+    func failedCreationLeavesNoKeyItem() throws {
+        try TestService.secretService.require()
+        let store = try KeyedStore(keySource: "secret-service")
+        defer { store.remove() }
+        // The keychain's directory is a regular file: the key item is stored first, then the file cannot be made.
+        try Data().write(to: store.root.appendingPathComponent("data"))
+        // Another program's item with the same schema and path (another store id): never ours to delete.
+        let decoy = try ChildProcess.run(
+            try Executables.which("secret-tool"),
+            ["store", "--label=secitem keychain key: decoy", "xdg:schema", "org.secitem.KeychainKey", "store", "decoy", "path", store.path],
+            environment: store.environment, stdin: Data("not-a-key".utf8), timeout: .seconds(30))
+        #expect(decoy.status == 0, "\(decoy.stderr)")
+        defer { _ = try? KeyedStore.secretTool(["clear", "xdg:schema", "org.secitem.KeychainKey", "store", "decoy"], environment: store.environment) }
+        #expect(try KeyedStore.keyItems(path: store.path, environment: store.environment) == 1)
+
+        let add = try store.add("alice", "s3cret")
+        #expect(add.status != 0, "the keychain was created under a regular file")
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        #expect(
+            try KeyedStore.keyItems(path: store.path, environment: store.environment) == 1,
+            "`secitem add` left a key item for a keychain it did not create (or deleted the decoy)")
+        do {
+            _ = try store.open()
+            Issue.record("a keychain opened under a regular file")
+        } catch {
+            #expect(error.status != errSecSuccess)
+        }
+        #expect(
+            try KeyedStore.keyItems(path: store.path, environment: store.environment) == 1,
+            "SQLiteBackend left a key item for a keychain it did not create (or deleted the decoy)")
+        #expect(try KeyedStore.keyItems("decoy", environment: store.environment) == 1, "the decoy item was deleted")
+    }
+
     @Test("`secitem diagnose` names the source and what it protects against")
     func diagnose() throws {
         try TestService.secretService.require()

@@ -91,6 +91,13 @@ struct KeyedStore {
         return out.stdout.split(separator: "\n").filter { $0.hasPrefix("label = secitem keychain key") }.count
     }
 
+    /// How many key items name `path` as their keychain (its `path` attribute), whatever their store id.
+    static func keyItems(path: String, environment: [String: String]) throws -> Int {
+        let out = try secretTool(["search", "--all", "xdg:schema", "org.secitem.KeychainKey", "path", path], environment: environment)
+        guard out.status == 0 || out.stdout.isEmpty else { throw TestSetupError("secret-tool search failed: \(out.stderr)") }
+        return out.stdout.split(separator: "\n").filter { $0.hasPrefix("label = ") }.count
+    }
+
     /// Runs `secret-tool` on the bus of `environment`.
     static func secretTool(_ arguments: [String], environment: [String: String]) throws -> ProcessOutput {
         try ChildProcess.run(try Executables.which("secret-tool"), arguments, environment: environment, timeout: .seconds(30))
