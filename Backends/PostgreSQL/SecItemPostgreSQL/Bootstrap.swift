@@ -96,6 +96,9 @@ struct Bootstrap {
             }
         }
         try run("BEGIN")
+        // The new key, until COMMIT is sent: a failure before it leaves nothing behind (a
+        // keyring item the source stored is removed); one during COMMIT may have committed.
+        var uncommitted: KeyEncryptionKey?
         do throws(SecItemError) {
             // Many hosts starting at once: one creates, the others wait here and then find it made.
             _ = try q(sql.advisoryLock, [.int64(sql.lockKey)])
@@ -106,6 +109,7 @@ struct Bootstrap {
             }
             let kek = try KeyEncryptionKey.forNewWrapping(
                 configuration.keySource, configuration.keyContext)
+            uncommitted = kek
             let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
             var header = KeychainHeader(
                 protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
@@ -123,10 +127,12 @@ struct Bootstrap {
                     "creating the keychain's state row changed \(created.affected) rows: the state table in schema "
                         + "\(sql.schema) does not behave as secitem created it (a rule or trigger added outside secitem?)")
             }
+            uncommitted = nil
             try run("COMMIT")
             return (header, kek.kek, RowCodec(keys: keys))
         } catch {
             _ = try? pq.run("ROLLBACK", timeout: bound)
+            if let uncommitted { KeyEncryptionKey.discard(uncommitted, configuration.keySource, configuration.keyContext) }
             throw error
         }
     }

@@ -11,6 +11,10 @@ enum KeychainCreation {
         let path = configuration.path
         if FileSystem.exists(path) { return false }
         let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration.keyContext)
+        // Until the file is linked into place, what the source stored for the key (a
+        // keyring item) is removed on any way out: a failed creation leaves nothing.
+        var linked = false
+        defer { if !linked { KeyEncryptionKey.discard(kek, configuration.keySource, configuration.keyContext) } }
         let keys = try ItemKeys.generate(format: Int(KeychainHeader.fileFormatVersion))
         var header = KeychainHeader(
             protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1,
@@ -50,7 +54,8 @@ enum KeychainCreation {
             fsync(fileFD)
             close(fileFD)
         }
-        return try linkIntoPlace(temp, path)
+        linked = try linkIntoPlace(temp, path)
+        return linked
     }
 
     /// Links the finished file into place, first removing a `-wal` and `-shm` left

@@ -28,6 +28,14 @@ package struct KeyEncryptionKey {
         try source.source.newKey(context)
     }
 
+    /// Undoes ``forNewWrapping(_:_:)`` (or ``forRekey(_:_:format:)``) when what the key
+    /// was made for was not committed: the source removes what it stored outside the
+    /// store for it (``KeySource/discardNewKey(_:_:)``). Call it only when the store
+    /// certainly does not use the key (before its commit, or when another creator won).
+    package static func discard(_ key: KeyEncryptionKey, _ source: SealedStoreKeySource, _ context: KeySourceContext) {
+        source.source.discardNewKey(key, context)
+    }
+
     /// Resolves a source for a rekey, and checks that it gives the same key back the way
     /// opening the store will ask for it (``KeySource/existingKey(_:_:)`` with the header
     /// the rekey is about to write: a passphrase runs scrypt again, a sealed key is
@@ -42,8 +50,15 @@ package struct KeyEncryptionKey {
         header.protect(with: made)
         var unhurried = context
         unhurried.keyCacheTimeout = 0  // the key must come from the source itself
-        let again = try source.source.existingKey(header, unhurried)
+        let again: KeyEncryptionKey
+        do throws(SecItemError) {
+            again = try source.source.existingKey(header, unhurried)
+        } catch {
+            source.source.discardNewKey(made, context)
+            throw error
+        }
         guard again.kek.equals(made.kek), again.protection == made.protection else {
+            source.source.discardNewKey(made, context)
             throw SecItemError(
                 errSecAuthFailed,
                 "the new key source (\(source)) did not give back the key it made; the keychain \(context.store) keeps its old key")

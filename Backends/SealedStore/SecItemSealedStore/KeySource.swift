@@ -38,6 +38,12 @@ package protocol KeySource: Sendable, CustomStringConvertible {
     var protection: KeyProtection { get }
     /// The key for a new wrapping: a new store, or a rekey (a passphrase gets a fresh salt).
     func newKey(_ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey
+    /// Undoes ``newKey(_:)`` when the store (or the rekey) it was made for was not
+    /// committed: a source that keeps the new key outside the store (a keyring item)
+    /// removes what that call created, and never anything else; best effort, never
+    /// throws (the caller reports its own failure). The default does nothing: the key
+    /// lived in memory or in the store's header only.
+    func discardNewKey(_ key: KeyEncryptionKey, _ context: KeySourceContext)
     /// The key that opens an existing store with `header` (`nil`: the key alone, no store yet).
     func existingKey(_ header: KeychainHeader?, _ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey
     /// This source without the secret it carries: what a backend keeps once its key is derived.
@@ -62,6 +68,7 @@ extension KeySource {
     /// None, unless the source declares the settings it reads.
     package static var settings: [SecItemSettingDeclaration] { [] }
     package func withSessionCacheProof<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? { nil }
+    package func discardNewKey(_ key: KeyEncryptionKey, _ context: KeySourceContext) {}
 }
 
 /// The key sources a setting can select, in their order of precedence when none is

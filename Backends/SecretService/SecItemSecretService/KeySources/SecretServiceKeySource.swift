@@ -63,6 +63,18 @@ struct SecretServiceKeySource: KeySource {
         return KeyEncryptionKey(kek: kek, protection: protection, parameters: [Self.storeParameter: .text(storeID)])
     }
 
+    /// Deletes the key item ``newKey(_:)`` created for a store that was not created (or a
+    /// rekey that was not committed): the one item with this schema, the new random store id
+    /// and the store's path; never another.
+    func discardNewKey(_ key: KeyEncryptionKey, _ context: KeySourceContext) {
+        guard let storeID = key.parameters[Self.storeParameter]?.text, !storeID.isEmpty else { return }
+        try? withSession(context) { (session) throws(SecItemError) in
+            for path in try session.search([ItemCodec.Reserved.schema: Self.schema, "store": storeID, "path": context.store]) {
+                _ = try session.delete(path)
+            }
+        }
+    }
+
     func existingKey(_ header: KeychainHeader?, _ context: KeySourceContext) throws(SecItemError) -> KeyEncryptionKey {
         try expect(header, context, "the Secret Service key source")
         guard let storeID = header?.parameters[Self.storeParameter]?.text, !storeID.isEmpty else {
