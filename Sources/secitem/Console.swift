@@ -117,10 +117,14 @@ enum Console {
 
     /// One line from the terminal with echo off. SIGINT, SIGTERM, SIGHUP or SIGQUIT
     /// meanwhile restore the terminal before the process ends (CSecItemProcess).
+    ///
+    /// The prompt is written once echo is off and the handlers are in place (as
+    /// readpassphrase(3) does): what is typed after the prompt shows is never echoed
+    /// nor flushed, and a signal after it always restores the terminal.
     private static func readHidden(_ prompt: String) throws(CommandError) -> Passphrase {
-        error(prompt)
         let hidden = csecitem_prompt_begin(STDIN_FILENO) == 0
         defer { if hidden { csecitem_prompt_end() } }
+        error(prompt)
         // Fixed capacity, so the array never reallocates and leaves a copy behind.
         let limit = 64 << 10
         var bytes: [UInt8] = []

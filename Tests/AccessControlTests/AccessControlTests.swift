@@ -3,6 +3,7 @@ import SecItem
 import SecItemCore
 import SecItemPolkit
 import SecItemMemory
+import SecItemTestSupport
 import SecItemTools
 import Foundation
 
@@ -263,10 +264,9 @@ struct AccessControlTests {
         defer { try? Bus.setLocked(false, session: "toggle") }
         for locked in [true, false, true, false] {
             try Bus.setLocked(locked, session: "toggle")
-            // The change arrives as a signal: wait for it (bounded), then read.
-            let deadline = Date().addingTimeInterval(10)
-            while (keychain.accessAuthority.sessionLockState() == .locked) != locked && Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.01)
+            // The change arrives as a signal: wait for it, then read.
+            try Wait.until("logind's LockedHint=\(locked) to reach the gate") {
+                (keychain.accessAuthority.sessionLockState() == .locked) == locked
             }
             let got = status { () throws(SecItemError) in try keychain.copyMatchingItems(dataQuery("t")) }
             #expect(got == (locked ? errSecInteractionNotAllowed : errSecSuccess))

@@ -119,10 +119,9 @@ struct OperatorSafetyTests {
         let running = try cli.start(["export", "--output", output], environment: Self.exportPass)
         running.closeInput()
         // The export is under way once its private directory exists (scrypt N=2^17 takes a while after).
-        let underWay = ProcessHardeningTests.wait {
+        try Wait.until("the export's private directory") {
             ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).contains { $0.hasPrefix(".secitem-export-") }
         }
-        #expect(underWay)
         try Data("someone else's file\n".utf8).write(to: URL(fileURLWithPath: output))
         let result = try running.finish()
         #expect(result.status != 0, "\(result.stderr)")

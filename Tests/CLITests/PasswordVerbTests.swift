@@ -116,10 +116,9 @@ struct PasswordVerbTests {
         // Once it runs the command (its arguments in place) and waits for stdin: inspect its arguments.
         let path = "/proc/\(running.process.processIdentifier)/cmdline"
         var cmdline = Data()
-        let deadline = Date().addingTimeInterval(10)
-        while !String(decoding: cmdline, as: UTF8.self).contains("add-generic-password") && Date() < deadline {
-            usleep(5_000)
+        try Wait.until("the command's arguments in \(path)") {
             cmdline = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+            return String(decoding: cmdline, as: UTF8.self).contains("add-generic-password")
         }
         let arguments = String(decoding: cmdline, as: UTF8.self)
         #expect(arguments.contains("add-generic-password"))
@@ -231,10 +230,17 @@ struct TerminalTests {
     func noEcho() throws {
         let cli = try CLI(backend: "file", bus: false)
         defer { cli.remove() }
-        // script(1) (bsdutils, essential on Debian) gives the command a pseudo-terminal.
+        // script(1) (bsdutils, essential on Debian) gives the command a pseudo-terminal; each
+        // answer is typed once its prompt shows (the command turns echo off before prompting).
         let command = "\(CLI.executable.path) add-generic-password -a t -s tty -w"
-        let shell = "(sleep 0.5; printf 'tty-pw-1\\n'; sleep 0.3; printf 'tty-pw-1\\n'; sleep 0.5) | script -qec '\(command)' /dev/null"
-        let result = try ChildProcess.run("/bin/sh", ["-c", shell], environment: cli.environment)
+        let script = try ChildProcess("/usr/bin/script", ["-qec", command, "/dev/null"], environment: cli.environment)
+        try Wait.until("the first prompt") { script.printed.contains("password data for new item:") }
+        try script.send(Data("tty-pw-1\n".utf8))
+        try Wait.until("the second prompt") { script.printed.contains("retype password for new item:") }
+        try script.send(Data("tty-pw-1\n".utf8))
+        // Its input stays open until the command has ended: an end of input would reach it as ^D.
+        try Wait.until("the command to end") { !script.isRunning }
+        let result = try script.finish()
         let terminal = result.stdout
         #expect(result.status == 0, "\(terminal)")
         #expect(terminal.contains("password data for new item:"))

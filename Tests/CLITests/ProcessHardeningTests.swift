@@ -8,16 +8,6 @@ import Glibc
 /// Issue 14: the command's own process leaks nothing (core dumps, environment, terminal).
 @Suite("secitem process hardening")
 struct ProcessHardeningTests {
-    /// Waits until `condition` holds or `seconds` pass.
-    static func wait(_ seconds: Double = 20, until condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test("no core dumps, and secrets from the environment are wiped from /proc/PID/environ")
     func coreAndEnvironment() throws {
         let cli = try CLI(backend: "file", bus: false)
@@ -36,7 +26,7 @@ struct ProcessHardeningTests {
         let pid = child.processIdentifier
         var limits = ""
         // /proc/PID/limits shows the limit once main has run; poll until the process got there.
-        let hardened = Self.wait {
+        let hardened = Wait.holds(within: .seconds(20)) {
             limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
             return limits.split(separator: "\n").contains {
                 $0.hasPrefix("Max core file size") && $0.split(separator: " ").dropFirst(4).first == "0"
@@ -47,7 +37,7 @@ struct ProcessHardeningTests {
         var environ = Data()
         // (Only once the shell has become secitem, and /proc shows an environment at all:
         // mid-exec it reads as empty.)
-        _ = Self.wait {
+        _ = Wait.holds(within: .seconds(20)) {
             let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
             environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
             return cmdline.range(of: Data("add-generic-password".utf8)) != nil && !environ.isEmpty
@@ -82,7 +72,7 @@ struct ProcessHardeningTests {
         let child = try ChildProcess(CLI.executable.path, ["add-generic-password", "-a", "a", "-s", "s", "-w", "-"], environment: env)
         let pid = child.processIdentifier
         var environ = Data()
-        _ = Self.wait {
+        _ = Wait.holds(within: .seconds(20)) {
             let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
             environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
             return cmdline.range(of: Data("add-generic-password".utf8)) != nil && !environ.isEmpty
@@ -115,8 +105,8 @@ struct ProcessHardeningTests {
             '\(CLI.executable.path)' add-generic-password -a t -s tty -w < /dev/tty 2> '\(dir)/err' &
             pid=$!
             i=0
-            while ! grep -q 'password data' '\(dir)/err' && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
-            sleep 0.2
+            # The prompt shows once echo is off and the handlers are in place: wait for it (20 s at most).
+            while ! grep -q 'password data' '\(dir)/err' && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done
             echo_state > '\(dir)/during'
             kill -\(signal) $pid
             wait $pid
@@ -126,7 +116,7 @@ struct ProcessHardeningTests {
         try Data(shell.utf8).write(to: cli.root.appendingPathComponent("prompt.sh"))
         // Its input is held open until it has finished: an end of input would reach the prompt as ^D.
         let child = try ChildProcess("/usr/bin/script", ["-qec", "sh \(dir)/prompt.sh", "/dev/null"], environment: cli.environment)
-        #expect(Self.wait(60) { !child.isRunning })
+        try Wait.until("the prompt script to end", timeout: .seconds(60)) { !child.isRunning }
         _ = try? child.finish(timeout: .seconds(1))
         func read(_ name: String) -> String {
             ((try? String(contentsOfFile: "\(dir)/\(name)", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)

@@ -3,6 +3,7 @@ import SecItem
 import SecItemCore
 import SecItemGitCredential
 import SecItemMemory
+import SecItemTestSupport
 import Synchronization
 import Testing
 
@@ -159,7 +160,10 @@ struct StoreTests {
         let helper = Helper()
         helper.store("protocol=https\nhost=h\nusername=first\npassword=1\n")
         helper.clock.advance(1)
-        Thread.sleep(forTimeInterval: 0.01)
+        // "Newest" is the keychain's modification date (the wall clock, not the helper's):
+        // the second store must come at a later instant than the first.
+        let firstStored = Date()
+        try Wait.until("the wall clock to pass the first store") { Date() > firstStored }
         helper.store("protocol=https\nhost=h\nusername=second\npassword=2\n")
         #expect(helper.get("protocol=https\nhost=h\n") == "username=second\npassword=2\n")
         #expect(helper.get("protocol=https\nhost=h\nusername=first\n") == "password=1\n")

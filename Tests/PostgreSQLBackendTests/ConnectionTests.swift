@@ -1,6 +1,7 @@
 import Foundation
 import SecItemCore
 @testable import SecItemPostgreSQL
+import SecItemTestSupport
 import Testing
 
 /// Connections by libpq's own conventions, bounded in time, never showing a password.
@@ -111,11 +112,8 @@ struct ConnectionTests {
         let pid = try victim.execute("SELECT pg_backend_pid()::bigint", timeout: .seconds(5)).int64(0, 0)!
         let killer = try connect(nil)
         _ = try killer.execute("SELECT pg_terminate_backend(\(pid)::int)", prepare: false, timeout: .seconds(5))
-        var alive = true
-        for _ in 0..<50 where alive {
-            alive = victim.isAlive
-            if alive { usleep(20_000) }
+        try Wait.until("the connection to notice the server closed it", timeout: .seconds(10), interval: .milliseconds(20)) {
+            !victim.isAlive
         }
-        #expect(!alive)
     }
 }

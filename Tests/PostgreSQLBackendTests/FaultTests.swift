@@ -21,15 +21,14 @@ struct FaultTests {
         // It writes until 150 adds were acknowledged, however long the server is down.
         let writer = try helper(["writer", schema, "c", "150", "10"], keyFile: keys.keyFile, env)
         // Let it write, stop the server as a crash would, keep it down, start it again.
-        var waited = 0
-        while writer.lines.filter({ $0.hasPrefix("ack") }).count < 40 && waited < 300 {
-            usleep(20_000)
-            waited += 1
+        try Wait.until("the writer's 40th acknowledgement", interval: .milliseconds(20)) {
+            writer.lines.filter({ $0.hasPrefix("ack") }).count >= 40
         }
         try server.crash()
-        // Down until the writer has seen the outage (a failed add), bounded.
-        let down = Date().addingTimeInterval(10)
-        while !writer.lines.contains(where: { $0.hasPrefix("fail ") }) && Date() < down { usleep(20_000) }
+        // Down until the writer has seen the outage (a failed add).
+        try Wait.until("the writer to see the outage (a failed add)", interval: .milliseconds(20)) {
+            writer.lines.contains(where: { $0.hasPrefix("fail ") })
+        }
         try server.restart()
         let (lines, status) = try finish(writer)
         #expect(status == 0)
@@ -74,13 +73,11 @@ struct FaultTests {
             [.text(tag)], prepare: false, timeout: .seconds(5))
         #expect(r.int64(0, 0) == 1)
         // Until the server has let the session go.
-        let gone = Date().addingTimeInterval(10)
-        while Date() < gone {
+        try Wait.until("the server to let the session go", interval: .milliseconds(10)) {
             let left = try admin.execute(
                 "SELECT count(*)::bigint FROM pg_stat_activity WHERE application_name = $1::text",
                 [.text(tag)], prepare: false, timeout: .seconds(5))
-            if left.int64(0, 0) == 0 { break }
-            usleep(10_000)
+            return left.int64(0, 0) == 0
         }
         // No reopen: the next call finds the connection closed and makes a new one.
         try client.addItem(["class": "genp", "svce": "fleet", "acct": "b", "v_Data": Data("2".utf8)])

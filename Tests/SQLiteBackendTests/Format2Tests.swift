@@ -3,6 +3,7 @@ import Foundation
 import SecItem
 import SecItemCore
 import SecItemSQLite
+import SecItemTestSupport
 import Testing
 import SecItemSealedStore
 
@@ -344,9 +345,7 @@ struct Format2Tests {
         let (db, key) = try fixtureCopy(dir, "keychain.db")
         let before = try readFixture(try openBackend(db, .keyFile(key)))
         let child = try Child(["upgrade-stall", db], keyFile: key)
-        let deadline = Date().addingTimeInterval(60)
-        while !child.lines.contains("stalled") && Date() < deadline { usleep(10_000) }
-        #expect(child.lines.contains("stalled"), "the helper never reached the middle of the upgrade")
+        try Wait.until("the helper to reach the middle of the upgrade", timeout: .seconds(60)) { child.lines.contains("stalled") }
         child.kill()
         _ = try child.finish()
         let backend = try openBackend(db, .keyFile(key))

@@ -3,6 +3,7 @@ import SecItem
 import SecItemConformance
 import SecItemCore
 import SecItemSQLite
+import SecItemTestSupport
 import Testing
 
 @Suite("File backend: crashes and many processes", .serialized)
@@ -25,8 +26,7 @@ struct ProcessTests {
             // open, or mid-stream), even runs once writes flow (so acknowledged adds
             // are tested however slow the machine is).
             if run % 2 == 0 {
-                let deadline = Date().addingTimeInterval(20)
-                while child.lines.isEmpty && Date() < deadline { usleep(1_000) }
+                try Wait.until("the writer's first acknowledgement", interval: .milliseconds(1)) { !child.lines.isEmpty }
                 usleep(UInt32.random(in: 0...60_000, using: &random))
             } else {
                 usleep(UInt32.random(in: 5_000...120_000, using: &random))
@@ -95,8 +95,7 @@ struct ProcessTests {
         for run in 1...16 {
             let file = try legacy(run)
             let child = try Child(["migrate-legacy", db, file], keyFile: key)
-            let deadline = Date().addingTimeInterval(20)
-            while child.lines.isEmpty && Date() < deadline { usleep(1_000) }
+            try Wait.until("the migration's first line", interval: .milliseconds(1)) { !child.lines.isEmpty }
             usleep(UInt32.random(in: 0...UInt32(max(duration, 0.05) * 1_000_000), using: &random))
             child.kill()
             let lines = try child.finish()

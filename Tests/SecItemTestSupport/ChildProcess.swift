@@ -102,6 +102,13 @@ public final class ChildProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
+    /// Everything the child has printed on standard output so far, a prompt without
+    /// its newline included.
+    public var printed: String { String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self) }
+
+    /// Everything the child has printed on standard error so far.
+    public var printedErrors: String { String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self) }
+
     /// The complete lines the child has printed on standard output so far.
     public var lines: [String] {
         let data = (try? Data(contentsOf: outURL)) ?? Data()
