@@ -43,7 +43,10 @@ let package = Package(
     ],
     targets: [
         // MARK: Core and the module users import
-        .target(name: "SecItemCore", path: "Sources/SecItemCore"),
+        .target(name: "SecItemCore", dependencies: ["CSecItemLinkHook"], path: "Sources/SecItemCore"),
+        // The built-in settings' registration hook: the core's weak reference to what SecItem
+        // declares, so that the config file knows every built-in key before anything else runs.
+        .target(name: "CSecItemLinkHook", path: "Sources/CSecItemLinkHook", cSettings: cWarnings),
         .target(
             name: "SecItem",
             dependencies: [

@@ -12,10 +12,18 @@ import SecItemSecretService
 public enum SecItemBackendRegistry {
     private static let state: Mutex<[any SecItemBackendProvider]> = {
         registerKeySources()
-        let providers = builtIn
-        for provider in providers { SecItemSettingCatalog.declare(provider.settings) }
-        return Mutex(providers)
+        return Mutex(builtIn)
     }()
+
+    /// Declares the built-in providers' and key sources' settings (and adds the key sources
+    /// beside optional backends): what the core calls, through the link-time hook
+    /// (`secitem_declare_builtin_settings` below), before it first reads the declared
+    /// settings. So the config file knows every built-in key whenever a configuration is
+    /// resolved, also in a program that has not touched the registry yet.
+    package static func declareBuiltIn() {
+        registerKeySources()
+        for provider in builtIn { SecItemSettingCatalog.declare(provider.settings) }
+    }
 
     /// Adds the key sources that live beside an optional backend to the sealed store's
     /// list (`SECITEM_KEY_SOURCE=secret-service`, `portal`: they need GLib, which the
@@ -70,10 +78,15 @@ public enum SecItemBackendRegistry {
 
     /// Every declared setting: the core's, then each registered provider's (what
     /// `secitem diagnose`, `--help`, `secitem-config(5)` and docs/settings.md list).
-    public static var settings: [SecItemSettingDeclaration] {
-        _ = providers  // the built-in providers declare theirs on first use
-        return SecItemSettingCatalog.declared
-    }
+    public static var settings: [SecItemSettingDeclaration] { SecItemSettingCatalog.declared }
+}
+
+/// The other end of the core's link-time hook (`CSecItemLinkHook`): a program that links
+/// this module has it, and the core calls it once, before its first read of the declared
+/// settings. Not API: the C name is the contract.
+@_cdecl("secitem_declare_builtin_settings")
+package func secitemDeclareBuiltinSettings() {
+    SecItemBackendRegistry.declareBuiltIn()
 }
 
 /// Which backend to use, and why.

@@ -43,7 +43,7 @@ public enum FileMaintenance {
         -> (path: String, damaged: [String], commitment: String)
     {
         // A rollback is reported with the rest, not thrown at open (and the mark is left alone).
-        let store = try open(reporting(environment))
+        let store = try open(configuration: reporting(environment))
         defer { store.close() }
         let report = try store.verifyStore()
         return (store.storeLocation, report.problems, report.commitment)
@@ -57,18 +57,22 @@ public enum FileMaintenance {
     public static func acceptRestore(environment: [String: String], reason: String) throws(SecItemError)
         -> (path: String, before: String?, now: String)
     {
-        let store = try open(reporting(environment))
+        let store = try open(configuration: reporting(environment))
         defer { store.close() }
         let who = "secitem accept-restore" + (reason.isEmpty ? "" : ": " + reason)
         let (before, now) = try store.acceptRestore(note: who)
         return (store.storeLocation, before, now)
     }
 
-    /// The environment with the rollback check reporting rather than refusing (unless off).
-    static func reporting(_ environment: [String: String]) -> [String: String] {
-        var env = environment
-        if env["SECITEM_ROLLBACK_CHECK"]?.lowercased() != "off" { env["SECITEM_ROLLBACK_CHECK"] = "report" }
-        return env
+    /// The configuration `environment` gives, with the rollback check reporting rather
+    /// than refusing (unless the environment or the config file turns it off).
+    /// - Throws: `errSecParam` for a `rollback-check` that is not on, report or off.
+    static func reporting(_ environment: [String: String]) throws(SecItemError) -> SecItemConfiguration {
+        let configuration = SecItemConfiguration.resolve(environment: environment)
+        guard try RollbackCheck.mode(configuration) != .off else { return configuration }
+        var code = configuration.code
+        code[RollbackCheck.setting] = .report
+        return configuration.replacingCode(code)
     }
 
     /// Protects the store with a new passphrase, key file or other key source: a new data

@@ -9,6 +9,7 @@
 //   SecItemAppHelper dump            every visible item, canonical text (attributes, data, ref in hex)
 //   SecItemAppHelper read SVC ACCT   the data of a generic password, hex (exit 44 when not found)
 //   SecItemAppHelper bootstrap ID    the documented start-up (bootstrap(applicationIdentifier:)), then whoami
+//   SecItemAppHelper problem         before anything else, the process configuration's problem ("none")
 import Foundation
 import SecItem
 
@@ -34,6 +35,9 @@ func fail(_ message: String, _ code: Int32 = 1) -> Never {
 }
 
 switch args.first {
+case "problem":
+    // The first thing the program does: no keychain call, no registry, no bootstrap.
+    print(SecItemConfiguration.process.problem.map { "\($0)" } ?? "none")
 case "bootstrap" where args.count == 2, "whoami":
     do {
         if args.first == "bootstrap" { try SecItemSystem.bootstrap(applicationIdentifier: args[1]) }

@@ -45,3 +45,26 @@ struct ConfigurationReadTests {
         }
     }
 }
+
+/// The config file's keys are the declared settings': the built-in backends' and key
+/// sources' are declared whenever a configuration is resolved, also in a program whose
+/// first act is to read it (before any keychain call or registry use).
+@Suite("Built-in settings are declared before the configuration is read")
+struct SettingDeclarationOrderTests {
+    @Test("a program that reads configuration.problem first accepts every built-in backend's key, and still names an unknown one")
+    func declaredFirst() throws {
+        let cli = try CLI(backend: nil, bus: false)
+        defer { cli.remove() }
+        let helper = try Executables.built("SecItemAppHelper")
+        try cli.writeConfig(
+            "collection = mine\nfile = /tmp/secitem-never-opened.db\nkey-source = key-file\npostgresql-schema = s\n"
+                + "key-cache-timeout = 0\nrollback-check = report\n")
+        let known = try ChildProcess.run(helper, ["problem"], environment: cli.environment)
+        #expect(known.status == 0, "\(known.stderr)")
+        #expect(known.stdout == "none\n", "a built-in key was unknown: \(known.stdout)")
+        try cli.writeConfig("collection = mine\nno-such-key = 1\n")
+        let unknown = try ChildProcess.run(helper, ["problem"], environment: cli.environment)
+        #expect(unknown.stdout.contains("line 2: unknown key 'no-such-key'"), "\(unknown.stdout)")
+        #expect(!unknown.stdout.contains("'collection'"), "\(unknown.stdout)")
+    }
+}

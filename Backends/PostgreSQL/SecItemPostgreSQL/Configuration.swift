@@ -144,7 +144,7 @@ extension PostgreSQLBackend {
             }
             if let schema = try settings.value(Settings.schema) { self.schema = schema }
             keyCacheTimeout = try SessionKeyCache.timeout(settings)
-            rollbackCheck = try RollbackCheck.mode(settings.environment)
+            rollbackCheck = try RollbackCheck.mode(settings)
             environment = settings.environment
             if let timeout = try settings.value(Settings.statementTimeout) { statementTimeout = timeout }
             if let size = try settings.value(Settings.poolSize) { poolSize = size }

@@ -132,7 +132,7 @@ extension SQLiteBackend {
             let generated = Self.defaultGeneratedKeyFilePath(env) ?? ""
             let source = try KeySources.resolve(settings, KeySourceContext(store: path, generatedKeyFilePath: generated))
             self.init(
-                path: path, keySource: source, generatedKeyFilePath: generated, rollbackCheck: try RollbackCheck.mode(env))
+                path: path, keySource: source, generatedKeyFilePath: generated, rollbackCheck: try RollbackCheck.mode(settings))
             keyCacheTimeout = try SessionKeyCache.timeout(settings)
             environment = env
         }

@@ -120,10 +120,12 @@ public enum KeySources {
         help: "Which key source unlocks the file and PostgreSQL stores, by name (unset: a key file, else a passphrase, else the generated key file).",
         expected: "a key source's name (key-file, systemd-credential, passphrase, tpm2, automatic; with the SecretService trait secret-service, portal)")
 
-    /// Every setting the key sources read: what a backend that keeps sealed rows
-    /// declares besides its own (`SecItemBackendProvider.settings`).
+    /// Every setting the key sources and the sealed store read (the key cache, the
+    /// rollback check): what a backend that keeps sealed rows declares besides its own
+    /// (`SecItemBackendProvider.settings`).
     public static var settings: [SecItemSettingDeclaration] {
-        [keySource.declaration] + registered.flatMap { $0.settings } + [SessionKeyCache.timeoutSetting.declaration]
+        [keySource.declaration] + registered.flatMap { $0.settings }
+            + [SessionKeyCache.timeoutSetting.declaration, RollbackCheck.setting.declaration]
     }
 
     /// The source a resolved configuration describes: the one `key-source` names, else

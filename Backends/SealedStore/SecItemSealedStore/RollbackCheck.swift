@@ -76,14 +76,25 @@ package final class RollbackCheck {
         return RollbackCheck(mode: mode, witness: chosen, store: store, confirmsOnlyPredecessors: confirmsOnlyPredecessors)
     }
 
-    /// `SECITEM_ROLLBACK_CHECK`: `on` (default), `report` or `off`.
-    /// - Throws: `errSecParam` for another value.
+    /// `rollback-check`, `SECITEM_ROLLBACK_CHECK`: `on` (default), `report` or `off`. Declared
+    /// by every backend that keeps sealed rows (``KeySources/settings``).
+    package static let setting = SecItemSetting<RollbackCheckMode>(
+        SecItemSettingDeclaration(
+            key: "rollback-check", scope: "sealed-store",
+            help: "What the file and PostgreSQL stores do with their rollback evidence: on refuses a store rolled back (errSecDecode), report only remembers it, off keeps no evidence.",
+            expected: "on, report or off", defaultDescription: RollbackCheckMode.enforce.rawValue),
+        default: .enforce, parse: { RollbackCheckMode(rawValue: $0.lowercased()) })
+
+    /// The mode a configuration asks for (``setting``); `on` when unset.
+    /// - Throws: `errSecParam` naming the setting for another value.
+    package static func mode(_ settings: SecItemConfiguration) throws(SecItemError) -> RollbackCheckMode {
+        try settings.value(setting) ?? .enforce
+    }
+
+    /// The mode `env` alone asks for (no config file): ``mode(_:)-swift.type.method``.
+    /// - Throws: `errSecParam` for a value other than on, report or off.
     package static func mode(_ env: [String: String]) throws(SecItemError) -> RollbackCheckMode {
-        guard let value = env["SECITEM_ROLLBACK_CHECK"], !value.isEmpty else { return .enforce }
-        guard let mode = RollbackCheckMode(rawValue: value.lowercased()) else {
-            throw SecItemError(errSecParam, "SECITEM_ROLLBACK_CHECK is \"\(value)\"; expected on, report or off")
-        }
-        return mode
+        try mode(SecItemConfiguration.environmentOnly(env))
     }
 
     /// Whether a state differs from the last one checked (the only case a read must look further).

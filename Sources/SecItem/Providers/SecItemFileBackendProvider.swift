@@ -12,7 +12,7 @@ public struct SecItemFileBackendProvider: SecItemBackendProvider {
     public var displayName: String { "the encrypted file" }
     public var settings: [SecItemSettingDeclaration] { SQLiteBackend.Settings.all }
     public var environmentVariables: [String] {
-        ["XDG_DATA_HOME", "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
+        ["XDG_DATA_HOME", "CREDENTIALS_DIRECTORY", "SECITEM_FLATPAK_INFO", "FLATPAK_ID", "XDG_STATE_HOME"]
     }
 
     public func open(_ configuration: SecItemConfiguration) throws(SecItemError) -> any SecItemBackend {

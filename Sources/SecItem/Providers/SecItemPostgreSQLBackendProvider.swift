@@ -18,7 +18,7 @@ public struct SecItemPostgreSQLBackendProvider: SecItemBackendProvider {
     public var environmentVariables: [String] {
         ["PGHOST", "PGHOSTADDR",
          "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSSLMODE", "PGSSLROOTCERT",
-         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS", "SECITEM_ROLLBACK_CHECK", "XDG_STATE_HOME"]
+         "PGCONNECT_TIMEOUT", "PGTARGETSESSIONATTRS", "XDG_STATE_HOME"]
     }
     /// libpq's password variable (the URL, which may hold one, is a declared secret).
     public var secretEnvironmentVariables: Set<String> { ["PGPASSWORD"] }

@@ -1,3 +1,4 @@
+import CSecItemLinkHook
 import Foundation
 import Synchronization
 
@@ -212,14 +213,24 @@ extension SecItemSetting where Value == Passphrase {
     }
 }
 
-/// Every declared setting of the process: the core's own, and those of every provider
-/// `SecItemBackendRegistry` holds (it declares the built-in ones when first used, and
-/// a provider's with each `register(_:)`).
+/// Every declared setting of the process: the core's own, those of every built-in
+/// provider and key source, and those of each provider added with
+/// `SecItemBackendRegistry.register(_:)`.
+///
+/// The built-in ones are present whenever the catalog is read, so whenever a
+/// configuration is resolved, however early: a program that links the module `SecItem`
+/// declares them through a link-time hook (`CSecItemLinkHook`: the core's weak reference
+/// to SecItem's `secitem_declare_builtin_settings`), called on the first read. Nothing
+/// has to touch the registry first.
 ///
 /// The config file's keys are the declared ones that may be in it; a key no declaration
 /// has is an error naming the file and line.
 public enum SecItemSettingCatalog {
     private static let state = Mutex<[SecItemSettingDeclaration]>(SecItemCoreSettings.all)
+
+    /// The built-in declarations, made once, before the first read (``declare(_:)``
+    /// itself never waits for them: the hook calls it).
+    private static let builtIn: Void = csecitem_declare_builtin_settings()
 
     /// Adds `declarations`, each once (a key already declared keeps its first declaration).
     public static func declare(_ declarations: [SecItemSettingDeclaration]) {
@@ -231,11 +242,15 @@ public enum SecItemSettingCatalog {
     }
 
     /// Every declared setting, in the order declared (the core's first).
-    public static var declared: [SecItemSettingDeclaration] { state.withLock { $0 } }
+    public static var declared: [SecItemSettingDeclaration] {
+        _ = builtIn
+        return state.withLock { $0 }
+    }
 
     /// The declaration of config-file key `key`.
     public static func declaration(forKey key: String) -> SecItemSettingDeclaration? {
-        state.withLock { $0.first { $0.key == key } }
+        _ = builtIn
+        return state.withLock { $0.first { $0.key == key } }
     }
 
     /// The variables whose values are secrets.
