@@ -34,4 +34,35 @@ import Testing
         // The first TPM still opens it: nothing was rewritten by the refusals.
         #expect(try cli.run(["find-generic-password", "-a", "alice", "-s", "api", "-w"], environment: env).stdout == "tpm-secret\n")
     }
+
+    @Test("an older copy of a TPM-keyed store put back after the state directory was deleted: secitem refuses it (the TPM counter), verify says so, accept-restore accepts it")
+    func rollbackCounter() throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        let cli = try CLI(backend: "file", bus: false)
+        let db = cli.root.appendingPathComponent("k.db").path
+        let env: [String: String?] = ["SECITEM_KEY_SOURCE": "tpm2", "SECITEM_TPM2_TCTI": tpm.tcti, "SECITEM_FILE": db]
+        let add = try cli.run(["add-generic-password", "-a", "alice", "-s", "api", "-w", "-"], stdin: "v1\n", environment: env)
+        #expect(add.status == 0, "\(add.stderr)")
+        let old = db + ".old"
+        try FileManager.default.copyItem(atPath: db, toPath: old)
+        let update = try cli.run(["add-generic-password", "-U", "-a", "alice", "-s", "api", "-w", "-"], stdin: "v2\n", environment: env)
+        #expect(update.status == 0, "\(update.stderr)")
+        let state = cli.root.appendingPathComponent("state").path
+        try FileManager.default.removeItem(atPath: state)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
+        try FileManager.default.copyItem(atPath: old, toPath: db)
+
+        let refused = try cli.run(["find-generic-password", "-a", "alice", "-s", "api", "-w"], environment: env)
+        #expect(refused.status != 0 && refused.stdout.isEmpty, "\(refused.stdout)")
+        #expect(refused.stderr.contains("rolled back") && refused.stderr.contains("TPM"), "\(refused.stderr)")
+        let verify = try cli.run(["verify"], environment: env)
+        #expect(verify.status != 0 && verify.stdout.contains("rolled back"), "\(verify.stdout)\(verify.stderr)")
+        let accepted = try cli.run(["accept-restore", "--reason", "restored on purpose (TPM CLI test)"], environment: env)
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        let found = try cli.run(["find-generic-password", "-a", "alice", "-s", "api", "-w"], environment: env)
+        #expect(found.stdout == "v1\n", "\(found.stderr)")
+        let log = (try? String(contentsOfFile: state + "/secitem/high-water/accepted.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("restored on purpose (TPM CLI test)"), "\(log)")
+    }
 }

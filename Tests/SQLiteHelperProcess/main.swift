@@ -18,9 +18,12 @@
 //       "before <n>", reads item scan-0 and holds it: "held <n>" (the scan's control), rotates the data key:
 //       "rotated <n>", verifies: "verified <n>" (n: how many of the other items' data are in memory)
 //   SecItemSQLiteHelper migrate-legacy <db> <file>      prints "migrating", migrates the legacy file (removing it), prints "migrated"
-//   SecItemSQLiteHelper die-at-mark <db> <account> <state-dir> before|after
+//   SecItemSQLiteHelper tpm-mark <db> <state-dir> <tcti>     prints the TPM2CounterWitness's mark, or "none"
+//   SecItemSQLiteHelper die-at-mark <db> <account> <state-dir> before|after|between [<tcti>]
 //       opens the keychain with the high-water marks in <state-dir>, adds <account>, and is SIGKILLed when the
-//       backend records the new state: before the mark is written, or just after ("dying" first)
+//       backend records the new state: before the mark is written, or just after ("dying" first); with a TCTI
+//       the key is sealed to that TPM and the marks are also its NV counter's (between: the file's mark
+//       written, the counter not raised)
 import Foundation
 import SecItemCore
 import SecItemKeychain
@@ -37,8 +40,20 @@ if args[1] == "passphrase-scan" {
     exit(0)
 }
 guard let keyFile = ProcessInfo.processInfo.environment["SECITEM_KEY_FILE"] else { fail("SECITEM_KEY_FILE not set") }
+if args[1] == "tpm-mark" {
+    // tpm-mark <db> <state-dir> <tcti>: the TPM2CounterWitness's mark for the file ("none").
+    guard args.count == 5, let real = realpath(args[2], nil) else { fail("usage: tpm-mark <db> <state-dir> <tcti>") }
+    let store = WitnessedStore(identity: "file " + String(cString: real), location: args[2])
+    free(real)
+    do {
+        emit(try TPM2CounterWitness(tcti: args[4], directory: args[3]).mark(for: store)?.description ?? "none")
+    } catch {
+        fail("tpm-mark: \(error)")
+    }
+    exit(0)
+}
 if args[1] == "die-at-mark" {
-    dieAtMark(db: args[2], keyFile: keyFile, account: args[3], stateDirectory: args[4], recordFirst: args[5] == "after")
+    dieAtMark(db: args[2], keyFile: keyFile, account: args[3], stateDirectory: args[4], when: args[5], tcti: args.count > 6 ? args[6] : nil)
 }
 
 let backend: SQLiteBackend
@@ -337,15 +352,18 @@ func rotateScan() {
 /// A witness that kills the process when asked to record a newer state than it
 /// started with: the crash between the store's commit and the mark's update.
 struct DyingWitness: RollbackWitness {
-    let inner: StateDirectoryWitness
-    let recordFirst: Bool
+    let inner: any RollbackWitness
+    /// before: nothing recorded; after: the whole mark; between (a TPM2CounterWitness):
+    /// the state directory's file, not the TPM counter.
+    let when: String
     let armedAbove: Int64
 
     func mark(for store: WitnessedStore) throws(SecItemError) -> HighWaterMark? { try inner.mark(for: store) }
 
     func advance(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark {
         if state.generation > armedAbove {
-            if recordFirst { try inner.advance(store, to: state) }
+            if when == "after" { try inner.advance(store, to: state) }
+            if when == "between", let tpm = inner as? TPM2CounterWitness { try tpm.files.advance(store, to: state) }
             emit("dying \(state.generation)")
             kill(getpid(), SIGKILL)
         }
@@ -357,18 +375,21 @@ struct DyingWitness: RollbackWitness {
     }
 }
 
-func dieAtMark(db: String, keyFile: String, account: String, stateDirectory: String, recordFirst: Bool) -> Never {
-    let inner = StateDirectoryWitness(directory: stateDirectory)
+/// `tcti`: the store's key is sealed to that TPM, and the marks are a TPM2CounterWitness's.
+func dieAtMark(db: String, keyFile: String, account: String, stateDirectory: String, when: String, tcti: String?) -> Never {
+    let inner: any RollbackWitness =
+        tcti.map { TPM2CounterWitness(tcti: $0, directory: stateDirectory) } ?? StateDirectoryWitness(directory: stateDirectory)
     do {
+        let source: SQLiteBackend.KeySource = try tcti.map { (t) throws(SecItemError) in try .tpm2(tcti: t) } ?? .keyFile(keyFile)
         // The generation the parent left: armed above it (opening records nothing newer).
         let probe = try SQLiteBackend(
-            configuration: .init(path: db, keySource: .keyFile(keyFile), rollbackCheck: .enforce, rollbackWitness: inner))
+            configuration: .init(path: db, keySource: source, rollbackCheck: .enforce, rollbackWitness: inner))
         let generation = try probe.verify().commitment.split(separator: ":").first.flatMap { Int64($0) } ?? 0
         probe.close()
         let backend = try SQLiteBackend(
             configuration: .init(
-                path: db, keySource: .keyFile(keyFile), rollbackCheck: .enforce,
-                rollbackWitness: DyingWitness(inner: inner, recordFirst: recordFirst, armedAbove: generation)))
+                path: db, keySource: source, rollbackCheck: .enforce,
+                rollbackWitness: DyingWitness(inner: inner, when: when, armedAbove: generation)))
         let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
         var item = Query.genericPassword("reopen", account)
         item["v_Data"] = Data("value-\(account)".utf8)

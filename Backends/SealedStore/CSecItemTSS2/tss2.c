@@ -34,6 +34,10 @@ typedef TPML_PCR_SELECTION cs_pcr_selection;
 typedef TPMT_SYM_DEF cs_sym_def;
 typedef TPM2B_CREATION_DATA cs_creation_data;
 typedef TPMT_TK_CREATION cs_tk_creation;
+typedef TPM2B_AUTH cs_auth;
+typedef TPM2B_NAME cs_name;
+typedef TPM2B_NV_PUBLIC cs_nv_public;
+typedef TPM2B_MAX_NV_BUFFER cs_nv_buffer;
 #else
 /* Without them the structures stay incomplete types: this file only ever holds them in
  * buffers of CS_STRUCT_MAX bytes, filled and read by libtss2-mu. */
@@ -51,6 +55,10 @@ typedef struct cs_pcr_selection cs_pcr_selection;
 typedef struct cs_sym_def cs_sym_def;
 typedef struct cs_creation_data cs_creation_data;
 typedef struct cs_tk_creation cs_tk_creation;
+typedef struct cs_auth cs_auth;
+typedef struct cs_name cs_name;
+typedef struct cs_nv_public cs_nv_public;
+typedef struct cs_nv_buffer cs_nv_buffer;
 #endif
 
 /* Zero-initialised before use: libtss2-mu refuses to unmarshal into a TPM2B whose size is
@@ -58,7 +66,8 @@ typedef struct cs_tk_creation cs_tk_creation;
 #define CS_STRUCT_MAX 4096
 #ifdef CSECITEM_TSS2_CHECKED
 _Static_assert(sizeof(TPM2B_PUBLIC) <= CS_STRUCT_MAX && sizeof(TPM2B_PRIVATE) <= CS_STRUCT_MAX &&
-                   sizeof(TPM2B_SENSITIVE_CREATE) <= CS_STRUCT_MAX && sizeof(TPML_PCR_SELECTION) <= CS_STRUCT_MAX,
+                   sizeof(TPM2B_SENSITIVE_CREATE) <= CS_STRUCT_MAX && sizeof(TPML_PCR_SELECTION) <= CS_STRUCT_MAX &&
+                   sizeof(TPM2B_NV_PUBLIC) <= CS_STRUCT_MAX && sizeof(TPM2B_MAX_NV_BUFFER) <= CS_STRUCT_MAX,
                "a TSS structure outgrew CS_STRUCT_MAX");
 #endif
 typedef union {
@@ -123,6 +132,31 @@ typedef union {
        cs_digest **policyDigest))                                                                                      \
     X(uint32_t, Esys_FlushContext, (cs_esys * esysContext, uint32_t flushHandle))                                      \
     X(uint32_t, Esys_TRSess_SetAttributes, (cs_esys * esysContext, uint32_t session, uint8_t flags, uint8_t mask))     \
+    X(uint32_t, Esys_TR_FromTPMPublic,                                                                                 \
+      (cs_esys * esysContext, uint32_t tpm_handle, uint32_t optionalSession1, uint32_t optionalSession2,               \
+       uint32_t optionalSession3, uint32_t *object))                                                                   \
+    X(uint32_t, Esys_TR_Close, (cs_esys * esys_context, uint32_t *rsrc_handle))                                        \
+    X(uint32_t, Esys_NV_ReadPublic,                                                                                    \
+      (cs_esys * esysContext, uint32_t nvIndex, uint32_t shandle1, uint32_t shandle2, uint32_t shandle3,               \
+       cs_nv_public **nvPublic, cs_name **nvName))                                                                     \
+    X(uint32_t, Esys_NV_DefineSpace,                                                                                   \
+      (cs_esys * esysContext, uint32_t authHandle, uint32_t shandle1, uint32_t shandle2, uint32_t shandle3,            \
+       const cs_auth *auth, const cs_nv_public *publicInfo, uint32_t *nvHandle))                                       \
+    X(uint32_t, Esys_NV_Increment,                                                                                     \
+      (cs_esys * esysContext, uint32_t authHandle, uint32_t nvIndex, uint32_t shandle1, uint32_t shandle2,             \
+       uint32_t shandle3))                                                                                             \
+    X(uint32_t, Esys_NV_Read,                                                                                          \
+      (cs_esys * esysContext, uint32_t authHandle, uint32_t nvIndex, uint32_t shandle1, uint32_t shandle2,             \
+       uint32_t shandle3, uint16_t size, uint16_t offset, cs_nv_buffer **data))                                        \
+    X(uint32_t, Esys_NV_Write,                                                                                         \
+      (cs_esys * esysContext, uint32_t authHandle, uint32_t nvIndex, uint32_t shandle1, uint32_t shandle2,             \
+       uint32_t shandle3, const cs_nv_buffer *data, uint16_t offset))                                                  \
+    X(uint32_t, Esys_NV_UndefineSpace,                                                                                 \
+      (cs_esys * esysContext, uint32_t authHandle, uint32_t nvIndex, uint32_t shandle1, uint32_t shandle2,             \
+       uint32_t shandle3))                                                                                             \
+    X(uint32_t, Esys_NV_WriteLock,                                                                                     \
+      (cs_esys * esysContext, uint32_t authHandle, uint32_t nvIndex, uint32_t shandle1, uint32_t shandle2,             \
+       uint32_t shandle3))                                                                                             \
     X(void, Esys_Free, (void *__ptr))
 #define CS_TCTILDR_FUNCTIONS(X)                                                                                         \
     X(uint32_t, Tss2_TctiLdr_Initialize, (const char *nameConf, cs_tcti **context))                                    \
@@ -142,7 +176,16 @@ typedef union {
     X(uint32_t, Tss2_MU_TPM2B_DATA_Unmarshal, (uint8_t const buffer[], size_t size, size_t *offset, cs_data *dest))   \
     X(uint32_t, Tss2_MU_TPML_PCR_SELECTION_Unmarshal,                                                                  \
       (uint8_t const buffer[], size_t size, size_t *offset, cs_pcr_selection *dest))                                   \
-    X(uint32_t, Tss2_MU_TPMT_SYM_DEF_Unmarshal, (uint8_t const buffer[], size_t size, size_t *offset, cs_sym_def *dest))
+    X(uint32_t, Tss2_MU_TPMT_SYM_DEF_Unmarshal, (uint8_t const buffer[], size_t size, size_t *offset, cs_sym_def *dest)) \
+    X(uint32_t, Tss2_MU_TPM2B_AUTH_Unmarshal, (uint8_t const buffer[], size_t size, size_t *offset, cs_auth *dest))   \
+    X(uint32_t, Tss2_MU_TPM2B_NV_PUBLIC_Marshal,                                                                       \
+      (cs_nv_public const *src, uint8_t buffer[], size_t size, size_t *offset))                                        \
+    X(uint32_t, Tss2_MU_TPM2B_NV_PUBLIC_Unmarshal,                                                                     \
+      (uint8_t const buffer[], size_t size, size_t *offset, cs_nv_public *dest))                                       \
+    X(uint32_t, Tss2_MU_TPM2B_MAX_NV_BUFFER_Marshal,                                                                   \
+      (cs_nv_buffer const *src, uint8_t buffer[], size_t size, size_t *offset))                                        \
+    X(uint32_t, Tss2_MU_TPM2B_MAX_NV_BUFFER_Unmarshal,                                                                 \
+      (uint8_t const buffer[], size_t size, size_t *offset, cs_nv_buffer *dest))
 #define CS_RC_FUNCTIONS(X) X(const char *, Tss2_RC_Decode, (uint32_t rc))
 
 #define CS_ALL_FUNCTIONS(X) CS_ESYS_FUNCTIONS(X) CS_TCTILDR_FUNCTIONS(X) CS_MU_FUNCTIONS(X) CS_RC_FUNCTIONS(X)
@@ -261,6 +304,8 @@ struct csecitem_tpm2 {
     uint32_t primary;
 };
 
+static int connect_to(const char *tcti, int with_primary, csecitem_tpm2 **out, csecitem_tpm2_error *error);
+
 static int unmarshal_failed(csecitem_tpm2_error *error, uint32_t rc, const char *what) {
     fail(error, rc, "building the %s", what);
     return 0;
@@ -330,6 +375,14 @@ static int salted_session(csecitem_tpm2 *tpm, uint8_t type, uint8_t flags, uint3
 }
 
 int csecitem_tpm2_connect(const char *tcti, csecitem_tpm2 **out, csecitem_tpm2_error *error) {
+    return connect_to(tcti, 1, out, error);
+}
+
+int csecitem_tpm2_connect_nv(const char *tcti, csecitem_tpm2 **out, csecitem_tpm2_error *error) {
+    return connect_to(tcti, 0, out, error);
+}
+
+static int connect_to(const char *tcti, int with_primary, csecitem_tpm2 **out, csecitem_tpm2_error *error) {
     *out = NULL;
     if (!csecitem_tpm2_load(error)) return 0;
     csecitem_tpm2 *tpm = calloc(1, sizeof *tpm);
@@ -349,6 +402,10 @@ int csecitem_tpm2_connect(const char *tcti, csecitem_tpm2 **out, csecitem_tpm2_e
         fail(error, rc, "the TPM behind \"%s\" did not answer", tcti != NULL && tcti[0] != 0 ? tcti : "device:/dev/tpmrm0");
         csecitem_tpm2_disconnect(tpm);
         return 0;
+    }
+    if (!with_primary) {
+        *out = tpm;
+        return 1;
     }
     /* The TCG's storage root key template: every process on this TPM derives the same
      * key from the owner hierarchy's seed, so nothing has to be kept in the TPM. */
@@ -590,4 +647,191 @@ int csecitem_tpm2_unseal(csecitem_tpm2 *tpm, const uint8_t *blob, size_t blob_si
     if (session != CS_TR_NONE) fn.Esys_FlushContext(tpm->esys, session);
     fn.Esys_FlushContext(tpm->esys, object);
     return ok;
+}
+
+/* ---- NV indices: the rollback witness's counter and its base ---- */
+
+#define CS_RH_OWNER_HANDLE 0x40000001U
+#define CS_RC_HANDLE 0x08BU          /* format 1: the handle is not defined */
+#define CS_RC_NV_DEFINED 0x14CU      /* TPM_RC_NV_DEFINED */
+#define CS_RC_NV_UNINITIALIZED 0x14AU /* TPM_RC_NV_UNINITIALIZED */
+
+/* Whether rc is the TPM's format-1 error `code` (whatever parameter, handle or session it names). */
+static int rc_is_fmt1(uint32_t rc, uint32_t code) { return (rc & 0xFFFF0000U) == 0 && (rc & 0x80U) != 0 && (rc & 0xBFU) == code; }
+
+/* The ESYS_TR of an NV index: 1; not defined: 2 (nothing to close); 0 with error. */
+static int nv_object(csecitem_tpm2 *tpm, uint32_t index, uint32_t *object, csecitem_tpm2_error *error) {
+    *object = CS_TR_NONE;
+    uint32_t rc = fn.Esys_TR_FromTPMPublic(tpm->esys, index, CS_TR_NONE, CS_TR_NONE, CS_TR_NONE, object);
+    if (rc == 0) return 1;
+    *object = CS_TR_NONE;
+    if (rc_is_fmt1(rc, CS_RC_HANDLE)) return 2;
+    fail(error, rc, "reading the public area of NV index 0x%08x", index);
+    return 0;
+}
+
+static void nv_close(csecitem_tpm2 *tpm, uint32_t *object) {
+    if (*object != CS_TR_NONE) fn.Esys_TR_Close(tpm->esys, object);
+    *object = CS_TR_NONE;
+}
+
+int csecitem_tpm2_nv_read(csecitem_tpm2 *tpm, uint32_t index, uint32_t *attributes, uint16_t *data_size, uint8_t *data,
+                          size_t capacity, size_t *size, csecitem_tpm2_error *error) {
+    *attributes = 0;
+    *data_size = 0;
+    *size = 0;
+    uint32_t object;
+    int found = nv_object(tpm, index, &object, error);
+    if (found != 1) return found == 2 ? 2 : 0;
+    cs_nv_public *public = NULL;
+    uint32_t rc = fn.Esys_NV_ReadPublic(tpm->esys, object, CS_TR_NONE, CS_TR_NONE, CS_TR_NONE, &public, NULL);
+    if (rc != 0) {
+        fail(error, rc, "TPM2_NV_ReadPublic (index 0x%08x)", index);
+        nv_close(tpm, &object);
+        return 0;
+    }
+    /* TPM2B_NV_PUBLIC: size(2) nvIndex(4) nameAlg(2) attributes(4) authPolicy(2 + n) dataSize(2) */
+    uint8_t wire[128];
+    size_t offset = 0;
+    rc = fn.Tss2_MU_TPM2B_NV_PUBLIC_Marshal(public, wire, sizeof wire, &offset);
+    fn.Esys_Free(public);
+    if (rc != 0 || offset < 14) {
+        fail(error, rc, "reading the public area of NV index 0x%08x", index);
+        nv_close(tpm, &object);
+        return 0;
+    }
+    *attributes = (uint32_t)wire[8] << 24 | (uint32_t)wire[9] << 16 | (uint32_t)wire[10] << 8 | wire[11];
+    size_t policy = (size_t)wire[12] << 8 | wire[13];
+    if (offset < 16 + policy) {
+        fail(error, 0, "the public area of NV index 0x%08x is malformed", index);
+        nv_close(tpm, &object);
+        return 0;
+    }
+    *data_size = (uint16_t)((uint16_t)wire[14 + policy] << 8 | wire[15 + policy]);
+    int ok = 1;
+    size_t wanted = *data_size < capacity ? *data_size : capacity;
+    if (wanted > 0 && (*attributes & 0x20000000U) != 0) { /* TPMA_NV_WRITTEN */
+        cs_nv_buffer *out = NULL;
+        rc = fn.Esys_NV_Read(tpm->esys, object, object, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE, (uint16_t)wanted, 0, &out);
+        if (rc != 0) {
+            if (!rc_is_fmt1(rc, CS_RC_NV_UNINITIALIZED) && rc != CS_RC_NV_UNINITIALIZED) {
+                fail(error, rc, "TPM2_NV_Read (index 0x%08x)", index);
+                ok = 0;
+            }
+        } else {
+            uint8_t buffer[2 + 2048];
+            size_t written = 0;
+            rc = fn.Tss2_MU_TPM2B_MAX_NV_BUFFER_Marshal(out, buffer, sizeof buffer, &written);
+            if (rc != 0 || written < 2 || written - 2 > capacity) {
+                fail(error, rc, "reading NV index 0x%08x", index);
+                ok = 0;
+            } else {
+                *size = written - 2;
+                memcpy(data, buffer + 2, *size);
+            }
+        }
+        fn.Esys_Free(out);
+    }
+    nv_close(tpm, &object);
+    return ok;
+}
+
+int csecitem_tpm2_nv_define(csecitem_tpm2 *tpm, uint32_t index, uint32_t attributes, uint16_t data_size,
+                            csecitem_tpm2_error *error) {
+    cs_wire w = {.size = 0};
+    put16(&w, 0);
+    put32(&w, index);
+    put16(&w, CS_ALG_SHA256);
+    put32(&w, attributes);
+    put16(&w, 0); /* authPolicy: none */
+    put16(&w, data_size);
+    patch_size(&w, 0);
+    cs_struct public = {{0}}, auth = {{0}};
+    size_t offset = 0;
+    uint32_t rc = fn.Tss2_MU_TPM2B_NV_PUBLIC_Unmarshal(w.bytes, w.size, &offset, (cs_nv_public *)&public);
+    if (rc != 0) return unmarshal_failed(error, rc, "NV index's public area");
+    offset = 0;
+    rc = fn.Tss2_MU_TPM2B_AUTH_Unmarshal(empty_tpm2b, sizeof empty_tpm2b, &offset, (cs_auth *)&auth);
+    if (rc != 0) return unmarshal_failed(error, rc, "NV index's authorization");
+    uint32_t object = CS_TR_NONE;
+    rc = fn.Esys_NV_DefineSpace(tpm->esys, CS_TR_RH_OWNER, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE, (cs_auth *)&auth,
+                                (cs_nv_public *)&public, &object);
+    if (rc != 0) {
+        if (rc_is_fmt1(rc, CS_RC_NV_DEFINED) || rc == CS_RC_NV_DEFINED) return 2;
+        fail(error, rc, "TPM2_NV_DefineSpace (index 0x%08x, under the owner hierarchy)", index);
+        return 0;
+    }
+    nv_close(tpm, &object);
+    return 1;
+}
+
+int csecitem_tpm2_nv_increment(csecitem_tpm2 *tpm, uint32_t index, uint32_t count, csecitem_tpm2_error *error) {
+    uint32_t object;
+    int found = nv_object(tpm, index, &object, error);
+    if (found == 2) fail(error, 0, "NV index 0x%08x is not defined", index);
+    if (found != 1) return 0;
+    int ok = 1;
+    for (uint32_t i = 0; i < count && ok; i++) {
+        uint32_t rc = fn.Esys_NV_Increment(tpm->esys, object, object, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE);
+        if (rc != 0) {
+            fail(error, rc, "TPM2_NV_Increment (index 0x%08x)", index);
+            ok = 0;
+        }
+    }
+    nv_close(tpm, &object);
+    return ok;
+}
+
+int csecitem_tpm2_nv_write(csecitem_tpm2 *tpm, uint32_t index, const uint8_t *data, size_t size, csecitem_tpm2_error *error) {
+    if (size == 0 || size > 256) {
+        fail(error, 0, "an NV write must be 1 to 256 bytes");
+        return 0;
+    }
+    uint32_t object;
+    int found = nv_object(tpm, index, &object, error);
+    if (found == 2) fail(error, 0, "NV index 0x%08x is not defined", index);
+    if (found != 1) return 0;
+    cs_wire w = {.size = 0};
+    put16(&w, (uint16_t)size);
+    put_bytes(&w, data, size);
+    cs_struct buffer = {{0}};
+    size_t offset = 0;
+    uint32_t rc = fn.Tss2_MU_TPM2B_MAX_NV_BUFFER_Unmarshal(w.bytes, w.size, &offset, (cs_nv_buffer *)&buffer);
+    int ok = 1;
+    if (rc != 0) {
+        ok = unmarshal_failed(error, rc, "NV data");
+    } else {
+        rc = fn.Esys_NV_Write(tpm->esys, object, object, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE, (cs_nv_buffer *)&buffer, 0);
+        if (rc != 0) {
+            fail(error, rc, "TPM2_NV_Write (index 0x%08x)", index);
+            ok = 0;
+        }
+    }
+    nv_close(tpm, &object);
+    return ok;
+}
+
+int csecitem_tpm2_nv_write_lock(csecitem_tpm2 *tpm, uint32_t index, csecitem_tpm2_error *error) {
+    uint32_t object;
+    int found = nv_object(tpm, index, &object, error);
+    if (found == 2) fail(error, 0, "NV index 0x%08x is not defined", index);
+    if (found != 1) return 0;
+    uint32_t rc = fn.Esys_NV_WriteLock(tpm->esys, object, object, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE);
+    if (rc != 0) fail(error, rc, "TPM2_NV_WriteLock (index 0x%08x)", index);
+    nv_close(tpm, &object);
+    return rc == 0;
+}
+
+int csecitem_tpm2_nv_undefine(csecitem_tpm2 *tpm, uint32_t index, csecitem_tpm2_error *error) {
+    uint32_t object;
+    int found = nv_object(tpm, index, &object, error);
+    if (found != 1) return found == 2 ? 2 : 0;
+    uint32_t rc = fn.Esys_NV_UndefineSpace(tpm->esys, CS_TR_RH_OWNER, object, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE);
+    if (rc != 0) {
+        fail(error, rc, "TPM2_NV_UndefineSpace (index 0x%08x, under the owner hierarchy)", index);
+        nv_close(tpm, &object);
+        return 0;
+    }
+    /* Esys_NV_UndefineSpace released the object. */
+    return 1;
 }

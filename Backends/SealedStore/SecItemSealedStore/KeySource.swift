@@ -61,7 +61,10 @@ package protocol KeySource: Sendable, CustomStringConvertible {
     /// Where this source keeps the stores' high-water marks when it has storage of its
     /// own (a TPM NV counter, the login keyring); `nil` (the default): the state
     /// directory's ``StateDirectoryWitness``. See ``RollbackWitness`` for the rules.
-    var rollbackWitness: (any RollbackWitness)? { get }
+    /// - Parameter stateDirectory: The state directory's marks (`nil` without one), which
+    ///   a source may keep beside its own (``TPM2CounterWitness`` does: the file holds the
+    ///   digest, the counter the generation).
+    func rollbackWitness(stateDirectory: String?) -> (any RollbackWitness)?
 }
 
 extension KeySource {

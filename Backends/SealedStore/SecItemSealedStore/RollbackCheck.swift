@@ -68,11 +68,12 @@ package final class RollbackCheck {
         mode: RollbackCheckMode, witness: (any RollbackWitness)?, keySource: SealedStoreKeySource, store: WitnessedStore,
         environment: [String: String] = ProcessInfo.processInfo.environment, confirmsOnlyPredecessors: Bool = false
     ) -> RollbackCheck {
+        let directory = StateDirectoryWitness.defaultDirectory(environment)
         let chosen: (any RollbackWitness)? =
             mode == .off
-            ? nil : witness ?? keySource.source.rollbackWitness ?? StateDirectoryWitness.defaultDirectory(environment).map {
-                StateDirectoryWitness(directory: $0)
-            }
+            ? nil
+            : witness ?? keySource.source.rollbackWitness(stateDirectory: directory)
+                ?? directory.map { StateDirectoryWitness(directory: $0) }
         return RollbackCheck(mode: mode, witness: chosen, store: store, confirmsOnlyPredecessors: confirmsOnlyPredecessors)
     }
 
@@ -205,5 +206,5 @@ package final class RollbackCheck {
 
 extension KeySource {
     /// The default: no storage of its own; marks go to the state directory.
-    package var rollbackWitness: (any RollbackWitness)? { nil }
+    package func rollbackWitness(stateDirectory: String?) -> (any RollbackWitness)? { nil }
 }

@@ -54,27 +54,38 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
 
     @discardableResult
     public func advance(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark {
-        try locked(store) { () throws(SecItemError) -> HighWaterMark in
-            let path = markPath(for: store)
-            if let current = try read(path, store), current.generation >= state.generation { return current }
-            try write(path, store, state)
-            return state
-        }
+        try locked(store) { () throws(SecItemError) -> HighWaterMark in try advanceHoldingLock(store, to: state) }
     }
 
     public func reset(_ store: WitnessedStore, to state: HighWaterMark?, note: String) throws(SecItemError) {
-        try locked(store) { () throws(SecItemError) in
-            let path = markPath(for: store)
-            let before = try read(path, store)
-            if let state {
-                try write(path, store, state)
-            } else if unlink(path) != 0 && errno != ENOENT {
-                throw ioError("removing", path)
-            }
-            let line = "\(Self.timestamp()) uid=\(getuid()) pid=\(getpid()) store=\(Self.oneLine(store.location)) "
-                + "mark \(before?.description ?? "none") -> \(state?.description ?? "none"): \(Self.oneLine(note))\n"
-            try append(logPath, line)
+        try locked(store) { () throws(SecItemError) in try resetHoldingLock(store, to: state, note: note) }
+    }
+
+    /// ``advance(_:to:)`` inside ``locked(_:_:)`` (a witness that keeps more than the file
+    /// changes both under the one lock).
+    package func advanceHoldingLock(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark {
+        let path = markPath(for: store)
+        if let current = try read(path, store), current.generation >= state.generation { return current }
+        try write(path, store, state)
+        return state
+    }
+
+    /// ``reset(_:to:note:)`` inside ``locked(_:_:)``; `before` is what the log line says the
+    /// mark was (the file's, unless the caller knows better).
+    package func resetHoldingLock(
+        _ store: WitnessedStore, to state: HighWaterMark?, note: String, before known: HighWaterMark?? = nil
+    ) throws(SecItemError) {
+        let path = markPath(for: store)
+        let fileMark = try read(path, store)
+        let before = known ?? fileMark
+        if let state {
+            try write(path, store, state)
+        } else if unlink(path) != 0 && errno != ENOENT {
+            throw ioError("removing", path)
         }
+        let line = "\(Self.timestamp()) uid=\(getuid()) pid=\(getpid()) store=\(Self.oneLine(store.location)) "
+            + "mark \(before?.description ?? "none") -> \(state?.description ?? "none"): \(Self.oneLine(note))\n"
+        try append(logPath, line)
     }
 
     // MARK: Files
@@ -127,7 +138,9 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
         }
     }
 
-    private func locked<R>(_ store: WitnessedStore, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+    /// Runs `body` holding `store`'s lock file (`flock`): one change of its mark at a time
+    /// among this user's processes.
+    package func locked<R>(_ store: WitnessedStore, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         try ensureDirectory()
         let lockPath = directory + "/" + Self.fileName(store.identity) + ".lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)

@@ -47,6 +47,10 @@ int csecitem_tpm2_load(csecitem_tpm2_error *error);
  * same key for every process on the same TPM. Returns 1, or 0 with error filled. */
 int csecitem_tpm2_connect(const char *tcti, csecitem_tpm2 **out, csecitem_tpm2_error *error);
 
+/* Connects as csecitem_tpm2_connect does, without the primary key: for the NV calls
+ * below, which need none (creating it is the slowest command of a connection). */
+int csecitem_tpm2_connect_nv(const char *tcti, csecitem_tpm2 **out, csecitem_tpm2_error *error);
+
 /* Flushes the primary key and closes the connection (NULL is ignored). */
 void csecitem_tpm2_disconnect(csecitem_tpm2 *tpm);
 
@@ -70,5 +74,30 @@ int csecitem_tpm2_seal(
 int csecitem_tpm2_unseal(
     csecitem_tpm2 *tpm, const uint8_t *blob, size_t blob_size, uint16_t pcr_bank, uint32_t pcr_mask,
     uint8_t *secret, size_t secret_capacity, size_t *secret_size, csecitem_tpm2_error *error);
+
+/*
+ * NV indices (the rollback witness's counter and the record beside it), each used with
+ * its own empty authorization (TPMA_NV_AUTHREAD | TPMA_NV_AUTHWRITE).
+ *
+ * csecitem_tpm2_nv_read: the index's attributes (TPMA_NV, TPMA_NV_WRITTEN included) and
+ * declared size, and, once written, its first min(size, capacity) bytes (a counter: its
+ * 8-byte big-endian value). Returns 1; 2 when no index is defined there; 0 with error.
+ *
+ * csecitem_tpm2_nv_define: defines the index (owner hierarchy, its empty authorization;
+ * SHA-256 names; no policy). Returns 1; 2 when one is already defined there; 0 with error.
+ *
+ * csecitem_tpm2_nv_increment: TPM2_NV_Increment, count times (a counter only goes up).
+ * csecitem_tpm2_nv_write: writes data (1-256 bytes) at offset 0. Both return 1 or 0.
+ */
+int csecitem_tpm2_nv_read(csecitem_tpm2 *tpm, uint32_t index, uint32_t *attributes, uint16_t *data_size, uint8_t *data,
+                          size_t capacity, size_t *size, csecitem_tpm2_error *error);
+int csecitem_tpm2_nv_define(csecitem_tpm2 *tpm, uint32_t index, uint32_t attributes, uint16_t data_size,
+                            csecitem_tpm2_error *error);
+int csecitem_tpm2_nv_increment(csecitem_tpm2 *tpm, uint32_t index, uint32_t count, csecitem_tpm2_error *error);
+int csecitem_tpm2_nv_write(csecitem_tpm2 *tpm, uint32_t index, const uint8_t *data, size_t size, csecitem_tpm2_error *error);
+/* TPM2_NV_WriteLock (an index with TPMA_NV_WRITEDEFINE: no write until it is undefined). 1 or 0. */
+int csecitem_tpm2_nv_write_lock(csecitem_tpm2 *tpm, uint32_t index, csecitem_tpm2_error *error);
+/* TPM2_NV_UndefineSpace under the owner hierarchy. Returns 1; 2 when none was defined; 0 with error. */
+int csecitem_tpm2_nv_undefine(csecitem_tpm2 *tpm, uint32_t index, csecitem_tpm2_error *error);
 
 #endif

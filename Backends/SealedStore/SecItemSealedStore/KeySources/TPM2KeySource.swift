@@ -150,12 +150,14 @@ final class TPM2Connection {
     /// Connects, creates the storage primary key, runs `body`, and flushes and closes,
     /// holding the process's TPM lock throughout.
     /// - Throws: `errSecNotAvailable` without tpm2-tss or without a TPM at `tcti`; what `body` throws.
+    /// - Parameter primary: Whether `body` needs the storage primary key (sealing and
+    ///   unsealing do; the NV calls of ``TPM2CounterWitness`` do not, and skip its creation).
     static func with<R>(
-        _ tcti: String, _ context: KeySourceContext, _ body: (TPM2Connection) throws(SecItemError) -> R
+        _ tcti: String, _ context: KeySourceContext, primary: Bool = true, _ body: (TPM2Connection) throws(SecItemError) -> R
     ) throws(SecItemError) -> R {
         lock.lock()
         defer { lock.unlock() }
-        let connection = try open(tcti, context)
+        let connection = try open(tcti, context, primary: primary)
         defer { connection.close() }
         return try body(connection)
     }
@@ -169,10 +171,11 @@ final class TPM2Connection {
     }
 
     /// Connects and creates the storage primary key.
-    private static func open(_ tcti: String, _ context: KeySourceContext) throws(SecItemError) -> TPM2Connection {
+    private static func open(_ tcti: String, _ context: KeySourceContext, primary: Bool) throws(SecItemError) -> TPM2Connection {
         var error = csecitem_tpm2_error()
         var handle: OpaquePointer?
-        guard csecitem_tpm2_connect(tcti, &handle, &error) == 1, let handle else {
+        let connected = primary ? csecitem_tpm2_connect(tcti, &handle, &error) : csecitem_tpm2_connect_nv(tcti, &handle, &error)
+        guard connected == 1, let handle else {
             let reason = Self.message(error)
             if error.rc == 0 || error.rc & 0xFFFF_0000 != 0 {
                 throw SecItemError(
@@ -241,6 +244,65 @@ final class TPM2Connection {
                 "the keychain \(context.store) was sealed by a different TPM (another machine, or this TPM was cleared "
                     + "or its state reset): the TPM at \(tcti) cannot unseal its key; \(reason)")
         }
+    }
+
+    // MARK: NV indices (TPM2CounterWitness)
+
+    /// An NV index as ``nvRead(_:capacity:)`` finds it.
+    struct NVIndex {
+        /// TPMA_NV, TPMA_NV_WRITTEN included.
+        var attributes: UInt32
+        /// Its declared size.
+        var size: Int
+        /// Its first bytes, once written (empty before).
+        var data: [UInt8]
+        var written: Bool { attributes & 0x2000_0000 != 0 }
+    }
+
+    /// The index at `handle`, or `nil` when none is defined there.
+    func nvRead(_ handle: UInt32, capacity: Int) throws(SecItemError) -> NVIndex? {
+        var error = csecitem_tpm2_error()
+        var attributes: UInt32 = 0
+        var declared: UInt16 = 0
+        var data = [UInt8](repeating: 0, count: capacity)
+        var size = 0
+        let found = csecitem_tpm2_nv_read(self.handle, handle, &attributes, &declared, &data, capacity, &size, &error)
+        if found == 2 { return nil }
+        guard found == 1 else { throw nvFailure(error) }
+        return NVIndex(attributes: attributes, size: Int(declared), data: Array(data[..<size]))
+    }
+
+    /// Defines an index; `false` when one already is there.
+    func nvDefine(_ handle: UInt32, attributes: UInt32, size: Int) throws(SecItemError) -> Bool {
+        var error = csecitem_tpm2_error()
+        let done = csecitem_tpm2_nv_define(self.handle, handle, attributes, UInt16(size), &error)
+        guard done != 0 else { throw nvFailure(error) }
+        return done == 1
+    }
+
+    func nvIncrement(_ handle: UInt32, times: Int) throws(SecItemError) {
+        var error = csecitem_tpm2_error()
+        guard csecitem_tpm2_nv_increment(self.handle, handle, UInt32(times), &error) == 1 else { throw nvFailure(error) }
+    }
+
+    func nvWrite(_ handle: UInt32, _ data: [UInt8]) throws(SecItemError) {
+        var error = csecitem_tpm2_error()
+        guard csecitem_tpm2_nv_write(self.handle, handle, data, data.count, &error) == 1 else { throw nvFailure(error) }
+    }
+
+    func nvWriteLock(_ handle: UInt32) throws(SecItemError) {
+        var error = csecitem_tpm2_error()
+        guard csecitem_tpm2_nv_write_lock(self.handle, handle, &error) == 1 else { throw nvFailure(error) }
+    }
+
+    /// Undefines an index (none there is no error).
+    func nvUndefine(_ handle: UInt32) throws(SecItemError) {
+        var error = csecitem_tpm2_error()
+        guard csecitem_tpm2_nv_undefine(self.handle, handle, &error) != 0 else { throw nvFailure(error) }
+    }
+
+    private func nvFailure(_ error: csecitem_tpm2_error) -> SecItemError {
+        SecItemError(errSecIO, "the TPM at \(tcti) could not keep the keychain's rollback counter: \(Self.message(error))")
     }
 
     private static func message(_ error: csecitem_tpm2_error) -> String {
