@@ -15,6 +15,11 @@
 //   SecItemPostgreSQLHelper scan <schema> <stop-file>                 lists every item until the file exists; "bad <status> …"
 //                                                                    for a status other than errSecNotAvailable/errSecReadOnly,
 //                                                                    "scans <ok> <failed>" at the end
+//   SecItemPostgreSQLHelper mixed <schema> <prefix> <stop-file> <shared> <seed>
+//                                                                    reads and writes (own items, checked against a model;
+//                                                                    shared-<k>) until the file exists: "op <kind> <start-ns>
+//                                                                    <end-ns>" each (CLOCK_MONOTONIC), "bad …" for an error or
+//                                                                    a wrong value; "model a=v …" and "done <n>" at the end
 // Any other failure: "error <status> <detail>".
 import Foundation
 import SecItemCore
@@ -139,6 +144,70 @@ case "scan":
         usleep(20_000)
     }
     emit("scans \(ok) \(failed)")
+
+case "mixed":
+    // Reads and writes until the stop file exists: its own items (a model of their values
+    // checked on every read) and the shared items shared-0..<shared> ("shared-value-<k>").
+    let prefix = args[3], stop = args[4], shared = Int(args[5])!
+    var seed = UInt64(args[6])!
+    func next() -> UInt64 {
+        seed &+= 0x9E37_79B9_7F4A_7C15
+        var z = seed
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    func now() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+    func read(_ account: String) throws(SecItemError) -> String? {
+        do {
+            let value = try client.copyMatchingItems(["class": "genp", "svce": "fleet", "acct": account, "r_Data": true])
+            return (value as? Data).map { String(decoding: $0, as: UTF8.self) }
+        } catch where error.status == errSecItemNotFound {
+            return nil
+        }
+    }
+    var model: [String: String] = [:]
+    var ops = 0
+    while !FileManager.default.fileExists(atPath: stop) {
+        let start = now()
+        let roll = next() % 10
+        var kind = "read"
+        do throws(SecItemError) {
+            if roll < 2 || model.isEmpty {
+                kind = "add"
+                let account = "\(prefix)-\(model.count)"
+                try client.addItem(item(account, "v0-\(account)"))
+                model[account] = "v0-\(account)"
+            } else if roll < 4 {
+                kind = "update"
+                let account = "\(prefix)-\(Int(next() % UInt64(model.count)))"
+                let value = "v\(ops)-\(account)"
+                try client.updateItems(
+                    ["class": "genp", "svce": "fleet", "acct": account], ["v_Data": Data(value.utf8)])
+                model[account] = value
+            } else if roll < 7 {
+                let account = "\(prefix)-\(Int(next() % UInt64(model.count)))"
+                let found = try read(account)
+                if found != model[account] {
+                    emit("bad read \(start) \(account) holds \(found ?? "nothing"), expected \(model[account] ?? "nothing")")
+                }
+            } else {
+                let k = Int(next() % UInt64(shared))
+                let found = try read("shared-\(k)")
+                if found != "shared-value-\(k)" { emit("bad read \(start) shared-\(k) holds \(found ?? "nothing")") }
+            }
+            emit("op \(kind) \(start) \(now())")
+        } catch {
+            emit("bad \(kind) \(start) status \(error.status) \(error.detail ?? "")")
+        }
+        ops += 1
+    }
+    emit("model " + model.keys.sorted().map { "\($0)=\(model[$0]!)" }.joined(separator: " "))
+    emit("done \(ops)")
 
 default:
     fail("unknown scenario \(args[1])")
