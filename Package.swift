@@ -235,6 +235,9 @@ let package = Package(
             dependencies: [
                 "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemTools", "SecItemGitCredential", "SecItemKeychain",
                 "SecItemSecretService",
+                // The Apple surface's key and certificate parsers; the sealed store's outside
+                // reads (mark file, TPM blob, keyring payload).
+                "SecItem", "SecItemSealedStore", "CSecItemKeyring",
             ],
             path: "Fuzz/SecItemFuzz"
         ),

@@ -35,6 +35,13 @@ enum FuzzTargets {
         ConfigFileTarget.target,
         LegacyFileTarget.target,
         SecretServiceItemTarget.target,
+        CertificateTarget.target,
+        KeyDataTarget.target,
+        PKCS12Target.target,
+        RollbackMarkTarget.target,
+        TPM2SealedBlobTarget.target,
+        SessionKeyCacheTarget.target,
+        PortalSecretTarget.target,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -597,17 +597,44 @@ int csecitem_tpm2_seal(csecitem_tpm2 *tpm, const uint8_t *secret, size_t secret_
     return ok;
 }
 
-int csecitem_tpm2_unseal(csecitem_tpm2 *tpm, const uint8_t *blob, size_t blob_size, uint16_t pcr_bank, uint32_t pcr_mask,
-                         uint8_t *secret, size_t secret_capacity, size_t *secret_size, csecitem_tpm2_error *error) {
-    *secret_size = 0;
-    cs_struct private = {{0}}, public = {{0}};
+/* The blob's two structures (zeroed first: libtss2-mu refuses a TPM2B whose size is not 0). */
+static int unmarshal_blob(const uint8_t *blob, size_t blob_size, cs_struct *private, cs_struct *public,
+                          csecitem_tpm2_error *error) {
+    memset(private, 0, sizeof *private);
+    memset(public, 0, sizeof *public);
     size_t offset = 0;
-    uint32_t rc = fn.Tss2_MU_TPM2B_PRIVATE_Unmarshal(blob, blob_size, &offset, (cs_private *)&private);
-    if (rc == 0) rc = fn.Tss2_MU_TPM2B_PUBLIC_Unmarshal(blob, blob_size, &offset, (cs_public *)&public);
+    uint32_t rc = blob == NULL ? 1 : fn.Tss2_MU_TPM2B_PRIVATE_Unmarshal(blob, blob_size, &offset, (cs_private *)private);
+    if (rc == 0) rc = fn.Tss2_MU_TPM2B_PUBLIC_Unmarshal(blob, blob_size, &offset, (cs_public *)public);
     if (rc != 0 || offset != blob_size) {
         fail(error, 0, "the sealed blob in the keychain's header is malformed");
         return 0;
     }
+    return 1;
+}
+
+int csecitem_tpm2_parse_blob(const uint8_t *blob, size_t blob_size, uint8_t *canonical, size_t canonical_capacity,
+                             size_t *canonical_size, csecitem_tpm2_error *error) {
+    *canonical_size = 0;
+    if (!csecitem_tpm2_load(error)) return 0;
+    cs_struct private, public;
+    if (!unmarshal_blob(blob, blob_size, &private, &public, error)) return 0;
+    size_t written = 0;
+    uint32_t rc = fn.Tss2_MU_TPM2B_PRIVATE_Marshal((cs_private *)&private, canonical, canonical_capacity, &written);
+    if (rc == 0) rc = fn.Tss2_MU_TPM2B_PUBLIC_Marshal((cs_public *)&public, canonical, canonical_capacity, &written);
+    if (rc != 0) {
+        fail(error, rc, "writing the sealed blob back");
+        return 0;
+    }
+    *canonical_size = written;
+    return 1;
+}
+
+int csecitem_tpm2_unseal(csecitem_tpm2 *tpm, const uint8_t *blob, size_t blob_size, uint16_t pcr_bank, uint32_t pcr_mask,
+                         uint8_t *secret, size_t secret_capacity, size_t *secret_size, csecitem_tpm2_error *error) {
+    *secret_size = 0;
+    cs_struct private, public;
+    if (!unmarshal_blob(blob, blob_size, &private, &public, error)) return 0;
+    uint32_t rc = 0;
     uint32_t object = CS_TR_NONE;
     rc = fn.Esys_Load(tpm->esys, tpm->primary, CS_TR_PASSWORD, CS_TR_NONE, CS_TR_NONE, (cs_private *)&private,
                       (cs_public *)&public, &object);

@@ -99,24 +99,32 @@ package enum SessionKeyCache {
             if length > 0 { _ = csecitem_keyring_drop(name) }  // not ours, or another version
             return nil
         }
-        let (marker, kek, tag) = payload.withBytes { p, _ in
-            (p[0], SecretBytes(copying: UnsafeBufferPointer(start: p + 1, count: Crypto.keyLength)),
-             SecretBytes(copying: UnsafeBufferPointer(start: p + 1 + Crypto.keyLength, count: 32)))
-        }
-        guard marker == version, let expected = self.proof(name, kek: kek, secret: proof), expected.equals(tag) else {
-            return nil
-        }
+        return payload.withBytes { p, n in decode(UnsafeBufferPointer(start: p, count: n), name: name, proof: proof) }
+    }
+
+    /// The key a cached payload holds (a version byte, the key, the proof), when it is
+    /// one and `proof` proves it; `nil` for any other bytes.
+    package static func decode(_ payload: UnsafeBufferPointer<UInt8>, name: String, proof: UnsafeRawBufferPointer) -> SecretBytes? {
+        guard payload.count == payloadLength, let p = payload.baseAddress, p[0] == version else { return nil }
+        let kek = SecretBytes(copying: UnsafeBufferPointer(start: p + 1, count: Crypto.keyLength))
+        let tag = SecretBytes(copying: UnsafeBufferPointer(start: p + 1 + Crypto.keyLength, count: 32))
+        guard let expected = self.proof(name, kek: kek, secret: proof), expected.equals(tag) else { return nil }
         return kek
     }
 
-    /// Caches `kek` under `name` for `timeout` seconds (nothing when 0 or on any failure).
-    package static func store(_ name: String, kek: SecretBytes, proof: UnsafeRawBufferPointer, timeout: Int) {
-        guard timeout > 0, let tag = self.proof(name, kek: kek, secret: proof) else { return }
-        let payload = SecretBytes(count: payloadLength) { out in
+    /// The payload that caches `kek` (``Crypto/keyLength`` bytes, else `nil`) under `name` for the secret `proof`.
+    package static func payload(_ name: String, kek: SecretBytes, proof: UnsafeRawBufferPointer) -> SecretBytes? {
+        guard kek.count == Crypto.keyLength, let tag = self.proof(name, kek: kek, secret: proof) else { return nil }
+        return SecretBytes(count: payloadLength) { out in
             out[0] = version
             kek.withBytes { k, n in (out + 1).update(from: k, count: n) }
             tag.withBytes { t, n in (out + 1 + Crypto.keyLength).update(from: t, count: n) }
         }
+    }
+
+    /// Caches `kek` under `name` for `timeout` seconds (nothing when 0 or on any failure).
+    package static func store(_ name: String, kek: SecretBytes, proof: UnsafeRawBufferPointer, timeout: Int) {
+        guard timeout > 0, let payload = payload(name, kek: kek, proof: proof) else { return }
         payload.withBytes { p, n in
             _ = csecitem_keyring_store(name, p, n, UInt32(clamping: min(timeout, maximumTimeout)))
         }

@@ -72,6 +72,25 @@ static gssize csecitem_portal_read(int fd, guint8 *out, gsize capacity, gint64 d
     }
 }
 
+/* The secret read from the pipe by `deadline`: OK with *length set, TIMED_OUT, or
+ * BAD_SECRET (none, a read error, more than `capacity`); `out` is zeroed unless OK. */
+static csecitem_portal_result csecitem_portal_read_until(int fd, guint8 *out, gsize capacity, gint64 deadline,
+                                                         gsize *length) {
+    *length = 0;
+    gssize n = csecitem_portal_read(fd, out, capacity, deadline);
+    csecitem_portal_result result = CSECITEM_PORTAL_OK;
+    if (n == -2) result = CSECITEM_PORTAL_TIMED_OUT;
+    else if (n <= 0) result = CSECITEM_PORTAL_BAD_SECRET;
+    else *length = (gsize)n;
+    if (result != CSECITEM_PORTAL_OK) explicit_bzero(out, capacity);
+    return result;
+}
+
+csecitem_portal_result csecitem_portal_read_secret(int fd, guint8 *out, gsize capacity, gint timeout_ms, gsize *length) {
+    gint64 deadline = g_get_monotonic_time() + (gint64)(timeout_ms > 0 ? timeout_ms : 0) * 1000;
+    return csecitem_portal_read_until(fd, out, capacity, deadline, length);
+}
+
 csecitem_portal_result csecitem_portal_retrieve_secret(GDBusConnection *connection, gint timeout_ms, guint8 *out,
                                                        gsize capacity, gsize *length, guint32 *response,
                                                        GError **error) {
@@ -144,13 +163,7 @@ csecitem_portal_result csecitem_portal_retrieve_secret(GDBusConnection *connecti
     g_free(wait.expected_path);
     g_free(wait.returned_path);
 
-    if (result == CSECITEM_PORTAL_OK) {
-        gssize n = csecitem_portal_read(fds[0], out, capacity, deadline);
-        if (n == -2) result = CSECITEM_PORTAL_TIMED_OUT;
-        else if (n <= 0 || n == -3) result = CSECITEM_PORTAL_BAD_SECRET;
-        else *length = (gsize)n;
-        if (result != CSECITEM_PORTAL_OK) explicit_bzero(out, capacity);
-    }
+    if (result == CSECITEM_PORTAL_OK) result = csecitem_portal_read_until(fds[0], out, capacity, deadline, length);
     close(fds[0]);
     return result;
 }

@@ -534,9 +534,9 @@ extension Duration {
 // MARK: The Flatpak Secret portal (KeySources/PortalKeySource.swift)
 
 /// The calls of the portal key source: RetrieveSecret and the interface's version.
-enum SecretPortal {
+package enum SecretPortal {
     /// The longest secret accepted from the portal (gnome-keyring's and KWallet's give 64 bytes).
-    static let capacity = 1024
+    package static let capacity = 1024
 
     /// Connects to the session bus within `timeout`.
     private static func bus(_ timeout: Duration) throws(SecItemError) -> OpaquePointer {
@@ -563,9 +563,20 @@ enum SecretPortal {
             csecitem_portal_retrieve_secret(
                 connection, timeout.milliseconds, out.baseAddress, gsize(capacity), &length, &response, &error)
         }
+        return try outcome(result, buffer, Int(length), response: response, error: error, timeout: timeout)
+    }
+
+    /// What a RetrieveSecret (or a read of the pipe alone) ended with, as the secret or the error.
+    static func outcome(
+        _ result: csecitem_portal_result, _ buffer: [UInt8], _ length: Int, response: guint32,
+        error: UnsafeMutablePointer<GError>?, timeout: Duration
+    ) throws(SecItemError) -> SecretBytes {
         switch result {
         case CSECITEM_PORTAL_OK:
-            return SecretBytes(copying: buffer[0..<Int(length)])
+            guard (1...buffer.count).contains(length) else {
+                throw SecItemError(errSecAuthFailed, "the Flatpak Secret portal answered but wrote no usable secret (none, or over \(capacity) bytes)")
+            }
+            return SecretBytes(copying: buffer[0..<length])
         case CSECITEM_PORTAL_CANCELLED:
             throw SecItemError(errSecUserCanceled, "the Flatpak Secret portal's request was cancelled (response 1)")
         case CSECITEM_PORTAL_FAILED:

@@ -100,4 +100,14 @@ int csecitem_tpm2_nv_write_lock(csecitem_tpm2 *tpm, uint32_t index, csecitem_tpm
 /* TPM2_NV_UndefineSpace under the owner hierarchy. Returns 1; 2 when none was defined; 0 with error. */
 int csecitem_tpm2_nv_undefine(csecitem_tpm2 *tpm, uint32_t index, csecitem_tpm2_error *error);
 
+/*
+ * The parse step of csecitem_tpm2_unseal alone, with no TPM: unmarshals the blob
+ * (TPM2B_PRIVATE then TPM2B_PUBLIC, nothing after) as unseal does before it talks to
+ * the TPM, and marshals the two structures back into canonical (at most
+ * canonical_capacity bytes; CSECITEM_TPM2_BLOB_MAX holds any). Loads libtss2 like
+ * csecitem_tpm2_load. Returns 1, or 0 with error filled (rc 0: malformed).
+ */
+int csecitem_tpm2_parse_blob(const uint8_t *blob, size_t blob_size, uint8_t *canonical, size_t canonical_capacity,
+                             size_t *canonical_size, csecitem_tpm2_error *error);
+
 #endif

@@ -71,17 +71,26 @@ struct TPM2KeySource: KeySource {
             throw SecItemError(errSecParam, "the tpm2 key source seals a key for a store; it has no key without one")
         }
         try expect(header, context, "the TPM (SECITEM_KEY_SOURCE=tpm2)")
-        guard let blob = header.parameters[Self.sealedKey]?.bytes else {
-            throw SecItemError(errSecInvalidKeychain, "the keychain \(context.store) lacks its TPM-sealed key (\(Self.sealedKey))")
+        let (blob, pcrs) = try Self.sealed(header.parameters, store: context.store)
+        let kek = try TPM2Connection.with(tcti, context) { (tpm) throws(SecItemError) in try tpm.unseal(blob, pcrs: pcrs, context) }
+        return KeyEncryptionKey(kek: kek, protection: .tpm2, parameters: header.parameters)
+    }
+
+    /// The sealed blob and the PCRs a store's header records (the parse step of
+    /// ``existingKey(_:_:)``, before the TPM is asked).
+    static func sealed(_ parameters: [String: KeychainHeader.MetaValue], store: String) throws(SecItemError)
+        -> (blob: [UInt8], pcrs: PCRSelection?)
+    {
+        guard let blob = parameters[Self.sealedKey]?.bytes else {
+            throw SecItemError(errSecInvalidKeychain, "the keychain \(store) lacks its TPM-sealed key (\(Self.sealedKey))")
         }
-        let pcrs = try header.parameters[Self.pcrsKey].map { (value) throws(SecItemError) in
+        let pcrs = try parameters[Self.pcrsKey].map { (value) throws(SecItemError) in
             guard let text = value.text else {
-                throw SecItemError(errSecInvalidKeychain, "the keychain \(context.store) has a malformed \(Self.pcrsKey)")
+                throw SecItemError(errSecInvalidKeychain, "the keychain \(store) has a malformed \(Self.pcrsKey)")
             }
             return try PCRSelection(parsing: text, setting: "the keychain's \(Self.pcrsKey)")
         }
-        let kek = try TPM2Connection.with(tcti, context) { (tpm) throws(SecItemError) in try tpm.unseal(blob, pcrs: pcrs, context) }
-        return KeyEncryptionKey(kek: kek, protection: .tpm2, parameters: header.parameters)
+        return (blob, pcrs)
     }
 
     func diagnosis(_ settings: SecItemConfiguration, _ context: KeySourceContext) -> (note: String, keyFile: String?) {
@@ -92,6 +101,42 @@ struct TPM2KeySource: KeySource {
 extension KeyProtection {
     /// A key sealed to a TPM 2.0 (the header keeps the sealed blob).
     package static let tpm2 = KeyProtection(rawValue: "tpm2")
+}
+
+/// What a tpm2 store's header holds, read without a TPM: the parse steps of opening
+/// one, for the fuzz target `tpm2-sealed-blob` (docs/fuzzing.md) and tests.
+package enum TPM2SealedKey {
+    /// The sealed blob and the PCR selection (in its canonical text) of a header's
+    /// `kek_tpm2_*` rows, as opening the store reads them.
+    /// - Throws: `errSecInvalidKeychain` for a missing blob or a PCR row that is not
+    ///   text, `errSecParam` for a PCR list that does not parse.
+    package static func parameters(_ parameters: [String: KeychainHeader.MetaValue], store: String) throws(SecItemError)
+        -> (blob: [UInt8], pcrs: String?)
+    {
+        let (blob, pcrs) = try TPM2KeySource.sealed(parameters, store: store)
+        return (blob, pcrs?.description)
+    }
+
+    /// The blob unmarshalled as unsealing does before it talks to the TPM (libtss2-mu:
+    /// TPM2B_PRIVATE then TPM2B_PUBLIC, nothing after), and marshalled back.
+    /// - Throws: `errSecInvalidKeychain` for a malformed blob; `errSecNotAvailable`
+    ///   without tpm2-tss.
+    package static func canonical(_ blob: [UInt8]) throws(SecItemError) -> [UInt8] {
+        var error = csecitem_tpm2_error()
+        var out = [UInt8](repeating: 0, count: Int(CSECITEM_TPM2_BLOB_MAX))
+        var size = 0
+        let ok = blob.withUnsafeBufferPointer { b in
+            out.withUnsafeMutableBufferPointer { o in
+                csecitem_tpm2_parse_blob(b.baseAddress, b.count, o.baseAddress, o.count, &size, &error)
+            }
+        }
+        guard ok == 1 else {
+            let reason = withUnsafeBytes(of: error.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            let loaded = csecitem_tpm2_load(&error) == 1
+            throw SecItemError(loaded ? errSecInvalidKeychain : errSecNotAvailable, "the TPM-sealed key: \(reason)")
+        }
+        return Array(out[..<size])
+    }
 }
 
 /// TPM PCRs of one bank, as `SECITEM_TPM2_PCRS` writes them: `sha256:7,11`, or `7,11` (SHA-256).

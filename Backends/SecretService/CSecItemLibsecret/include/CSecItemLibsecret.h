@@ -101,6 +101,12 @@ csecitem_portal_result csecitem_portal_retrieve_secret(GDBusConnection *connecti
                                                        gsize capacity, gsize *length, guint32 *response,
                                                        GError **error);
 
+/* The step of csecitem_portal_retrieve_secret after the Response: reads the secret
+ * from `fd` (the pipe's read end) to its end, within `timeout_ms`, into `out` (up to
+ * `capacity` bytes; `*length` set). OK, TIMED_OUT, or BAD_SECRET (none, a read error,
+ * more than `capacity`); `out` is zeroed unless OK. */
+csecitem_portal_result csecitem_portal_read_secret(int fd, guint8 *out, gsize capacity, gint timeout_ms, gsize *length);
+
 /* The portal's Secret interface version (its `version` property), without asking for
  * a secret: 0 and *error set when there is no portal or no Secret interface. */
 guint32 csecitem_portal_secret_version(GDBusConnection *connection, gint timeout_ms, GError **error);

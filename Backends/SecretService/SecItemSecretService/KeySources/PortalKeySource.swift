@@ -1,3 +1,4 @@
+internal import CSecItemLibsecret
 public import SecItemCore
 public import SecItemSealedStore
 
@@ -99,11 +100,7 @@ struct PortalKeySource: KeySource {
                 error.status,
                 "the key source portal (\(sandbox.description), keychain \(context.store)): \(error.detail ?? error.message)\(advice)")
         }
-        guard secret.count >= 16 else {
-            throw SecItemError(
-                errSecAuthFailed, "the key source portal: the Flatpak Secret portal gave a \(secret.count)-byte secret (too short to be a key)")
-        }
-        return try Crypto.hkdf(secret, salt: salt, info: Self.info)
+        return try SecretPortal.key(from: secret, salt: salt)
     }
 }
 
@@ -120,5 +117,31 @@ extension SealedStoreKeySource {
             throw SecItemError(errSecParam, "the portal key source: \(PortalKeySource.missingSetting)")
         }
         return SealedStoreKeySource(PortalKeySource(sandbox: sandbox, named: true, timeout: timeout))
+    }
+}
+
+extension SecretPortal {
+    /// The secret the portal wrote into the pipe `fd` (its read end), read to its end
+    /// (at most ``capacity`` bytes) within `timeout`: the step of
+    /// ``retrieveSecret(timeout:)`` after the portal answered, with the same errors.
+    package static func readSecret(from fd: Int32, timeout: Duration) throws(SecItemError) -> SecretBytes {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        defer { wipe(&buffer) }
+        var length: gsize = 0
+        let result = buffer.withUnsafeMutableBufferPointer { out in
+            csecitem_portal_read_secret(fd, out.baseAddress, gsize(capacity), timeout.milliseconds, &length)
+        }
+        return try outcome(result, buffer, Int(length), response: 0, error: nil, timeout: timeout)
+    }
+
+    /// The key-encryption key of the portal key source: HKDF-SHA256 of the portal's
+    /// secret with `salt` (the store's).
+    /// - Throws: `errSecAuthFailed` for a secret under 16 bytes (too short to be a key).
+    package static func key(from secret: SecretBytes, salt: [UInt8]) throws(SecItemError) -> SecretBytes {
+        guard secret.count >= 16 else {
+            throw SecItemError(
+                errSecAuthFailed, "the key source portal: the Flatpak Secret portal gave a \(secret.count)-byte secret (too short to be a key)")
+        }
+        return try Crypto.hkdf(secret, salt: salt, info: PortalKeySource.info)
     }
 }
