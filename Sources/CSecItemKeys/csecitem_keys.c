@@ -118,6 +118,36 @@ static EVP_PKEY *import_rsa(int is_private, const unsigned char *data, size_t le
     return key;
 }
 
+/* Whether the private operation of an RSA key is undone by its public one (a raw RSA
+ * round trip of the value 2): libcrypto's private check looks at d's range only, so a key
+ * whose d and CRT values do not belong to its n and e loaded, and signed what its own
+ * public key did not verify (found by the fuzz target key). One private and one public
+ * operation; libcrypto's full pairwise check would also test p and q for primality. */
+static int rsa_round_trip(EVP_PKEY *key) {
+    int size = EVP_PKEY_get_size(key);
+    if (size < 2 || size > 2048) return 0;
+    unsigned char *m = OPENSSL_zalloc((size_t)size), *s = OPENSSL_zalloc((size_t)size), *back = OPENSSL_zalloc((size_t)size);
+    EVP_PKEY_CTX *sign = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+    EVP_PKEY_CTX *recover = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+    int ok = 0;
+    if (m != NULL && s != NULL && back != NULL && sign != NULL && recover != NULL) {
+        m[size - 1] = 2;
+        size_t s_length = (size_t)size, back_length = (size_t)size;
+        ok = EVP_PKEY_sign_init(sign) > 0 && EVP_PKEY_CTX_set_rsa_padding(sign, RSA_NO_PADDING) > 0 &&
+             EVP_PKEY_sign(sign, s, &s_length, m, (size_t)size) > 0 && EVP_PKEY_verify_recover_init(recover) > 0 &&
+             EVP_PKEY_CTX_set_rsa_padding(recover, RSA_NO_PADDING) > 0 &&
+             EVP_PKEY_verify_recover(recover, back, &back_length, s, s_length) > 0 && back_length == (size_t)size &&
+             CRYPTO_memcmp(back, m, (size_t)size) == 0;
+    }
+    EVP_PKEY_CTX_free(sign);
+    EVP_PKEY_CTX_free(recover);
+    OPENSSL_free(m);
+    OPENSSL_clear_free(s, (size_t)size);
+    OPENSSL_free(back);
+    ERR_clear_error();
+    return ok;
+}
+
 csk_key *csk_import(int type, int is_private, const unsigned char *data, size_t length) {
     if (data == NULL || length == 0) return NULL;
     EVP_PKEY *key = NULL;
@@ -129,6 +159,7 @@ csk_key *csk_import(int type, int is_private, const unsigned char *data, size_t 
     int ok = ctx != NULL && EVP_PKEY_public_check(ctx) == 1;
     if (ok && is_private) ok = type == CSK_TYPE_RSA ? EVP_PKEY_private_check(ctx) == 1 : EVP_PKEY_pairwise_check(ctx) == 1;
     EVP_PKEY_CTX_free(ctx);
+    if (ok && is_private && type == CSK_TYPE_RSA) ok = rsa_round_trip(key);
     if (!ok || (type == CSK_TYPE_RSA && EVP_PKEY_get_bits(key) < 512)) {
         EVP_PKEY_free(key);
         return NULL;
@@ -624,6 +655,104 @@ static PKCS12 *pkcs12_read(const unsigned char *data, size_t length) {
     return p12;
 }
 
+/* The most iterations a key derivation in a file may ask for (the MAC's, and each
+ * encrypted bag's PBKDF2 or PKCS #12 PBE). openssl writes 2048, other tools up to a few
+ * hundred thousand; a crafted file asking for 2^31 or more would keep the caller busy for
+ * minutes or years (found by the fuzz target pkcs12), so it is refused before any derivation. */
+#define CSK_PKCS12_MAX_ITERATIONS 10000000L
+
+static int iterations_ok(const ASN1_INTEGER *iterations) {
+    if (iterations == NULL) return 1; /* DEFAULT 1 */
+    long n = ASN1_INTEGER_get(iterations);
+    return n >= 1 && n <= CSK_PKCS12_MAX_ITERATIONS;
+}
+
+/* Whether a PBE algorithm's iteration count is within the bound (PBES2 with PBKDF2, or
+ * a PKCS #5 v1 / PKCS #12 PBE); another algorithm is left to libcrypto (it refuses what it
+ * does not know, and scrypt has its own memory bound). */
+static int pbe_ok(const X509_ALGOR *algorithm) {
+    if (algorithm == NULL) return 1;
+    int nid = OBJ_obj2nid(algorithm->algorithm);
+    if (nid == NID_pbes2) {
+        PBE2PARAM *pbe2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBE2PARAM), algorithm->parameter);
+        if (pbe2 == NULL) return 0;
+        int ok = 1;
+        if (pbe2->keyfunc != NULL && OBJ_obj2nid(pbe2->keyfunc->algorithm) == NID_id_pbkdf2) {
+            PBKDF2PARAM *kdf = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBKDF2PARAM), pbe2->keyfunc->parameter);
+            ok = kdf != NULL && iterations_ok(kdf->iter);
+            PBKDF2PARAM_free(kdf);
+        }
+        PBE2PARAM_free(pbe2);
+        return ok;
+    }
+    if (EVP_PBE_find(EVP_PBE_TYPE_OUTER, nid, NULL, NULL, NULL)) {
+        PBEPARAM *pbe = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBEPARAM), algorithm->parameter);
+        int ok = pbe != NULL && iterations_ok(pbe->iter);
+        PBEPARAM_free(pbe);
+        return ok;
+    }
+    return 1;
+}
+
+/* Walks the bags as PKCS12_parse will (nested safe contents included) and checks every
+ * shrouded key bag's PBE. */
+static int bags_ok(const STACK_OF(PKCS12_SAFEBAG) *bags, int depth) {
+    if (depth > 8) return 0;
+    for (int i = 0; i < sk_PKCS12_SAFEBAG_num(bags); i++) {
+        const PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, i);
+        int nid = PKCS12_SAFEBAG_get_nid(bag);
+        if (nid == NID_pkcs8ShroudedKeyBag) {
+            const X509_ALGOR *algorithm = NULL;
+            X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, NULL);
+            if (!pbe_ok(algorithm)) return 0;
+        } else if (nid == NID_safeContentsBag) {
+            if (!bags_ok(PKCS12_SAFEBAG_get0_safes(bag), depth + 1)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether every key derivation the file asks for (its MAC's, every encrypted content's
+ * and shrouded key's) stays within CSK_PKCS12_MAX_ITERATIONS: 1 yes, 0 no (or contents
+ * that do not unpack: PKCS12_parse would refuse them anyway), -1 yes as far as it could
+ * see, but an encrypted content did not decrypt (a wrong passphrase, or a cipher of the
+ * legacy provider not loaded yet). Decrypts each encrypted content once, after its own
+ * count was checked. */
+static int work_ok(const PKCS12 *p12, const char *pass) {
+    if (PKCS12_mac_present(p12)) {
+        const ASN1_INTEGER *iterations = NULL;
+        PKCS12_get0_mac(NULL, NULL, NULL, &iterations, p12);
+        if (!iterations_ok(iterations)) return 0;
+    }
+    STACK_OF(PKCS7) *contents = PKCS12_unpack_authsafes(p12);
+    if (contents == NULL) return 0;
+    int ok = 1;
+    for (int i = 0; ok != 0 && i < sk_PKCS7_num(contents); i++) {
+        PKCS7 *p7 = sk_PKCS7_value(contents, i);
+        STACK_OF(PKCS12_SAFEBAG) *bags = NULL;
+        int nid = OBJ_obj2nid(p7->type);
+        if (nid == NID_pkcs7_data) {
+            bags = PKCS12_unpack_p7data(p7);
+        } else if (nid == NID_pkcs7_encrypted) {
+            const X509_ALGOR *algorithm = NULL;
+            if (p7->d.encrypted != NULL && p7->d.encrypted->enc_data != NULL) algorithm = p7->d.encrypted->enc_data->algorithm;
+            if (algorithm == NULL || !pbe_ok(algorithm)) {
+                ok = 0;
+                break;
+            }
+            bags = PKCS12_unpack_p7encdata(p7, pass, -1);
+        } else {
+            continue; /* PKCS12_parse skips other content types */
+        }
+        if (bags == NULL) ok = -1; /* not decrypted: its bags were not seen */
+        else if (!bags_ok(bags, 0)) ok = 0;
+        sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+    }
+    sk_PKCS7_pop_free(contents, PKCS7_free);
+    ERR_clear_error();
+    return ok;
+}
+
 static CRYPTO_ONCE legacy_once = CRYPTO_ONCE_STATIC_INIT;
 static OSSL_PROVIDER *legacy_provider = NULL;
 static void load_legacy(void) { legacy_provider = OSSL_PROVIDER_try_load(NULL, "legacy", 1); }
@@ -634,8 +763,25 @@ csk_pkcs12 *csk_pkcs12_parse(const unsigned char *data, size_t length, const cha
     PKCS12 *p12 = pkcs12_read(data, length);
     if (p12 == NULL) return NULL;
     const char *pass = passphrase == NULL ? "" : passphrase;
+    if (PKCS12_mac_present(p12)) {
+        const ASN1_INTEGER *iterations = NULL;
+        PKCS12_get0_mac(NULL, NULL, NULL, &iterations, p12);
+        if (!iterations_ok(iterations)) {
+            PKCS12_free(p12);
+            return NULL;
+        }
+    }
     if (PKCS12_mac_present(p12) && !PKCS12_verify_mac(p12, pass, -1)) {
         *status = 1;
+        PKCS12_free(p12);
+        return NULL;
+    }
+    /* After the MAC (a wrong passphrase is reported as such): the bags' own counts; a
+     * content that decrypts only with the legacy provider is looked into with it. What
+     * still does not decrypt, PKCS12_parse cannot decrypt either: no derivation unchecked. */
+    int work = work_ok(p12, pass);
+    if (work < 0 && CRYPTO_THREAD_run_once(&legacy_once, load_legacy) && legacy_provider != NULL) work = work_ok(p12, pass);
+    if (work == 0) {
         PKCS12_free(p12);
         return NULL;
     }

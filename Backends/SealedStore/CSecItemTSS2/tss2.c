@@ -605,7 +605,17 @@ static int unmarshal_blob(const uint8_t *blob, size_t blob_size, cs_struct *priv
     size_t offset = 0;
     uint32_t rc = blob == NULL ? 1 : fn.Tss2_MU_TPM2B_PRIVATE_Unmarshal(blob, blob_size, &offset, (cs_private *)private);
     if (rc == 0) rc = fn.Tss2_MU_TPM2B_PUBLIC_Unmarshal(blob, blob_size, &offset, (cs_public *)public);
-    if (rc != 0 || offset != blob_size) {
+    /* Exactly as csecitem_tpm2_seal wrote it: libtss2-mu reads a TPM2B_PUBLIC whose size
+     * prefix is 0 (or otherwise not its content's) and writes the right one back, so a
+     * damaged header parsed, and only the TPM refused it, as another TPM's key (found by
+     * the fuzz target tpm2-sealed-blob). */
+    uint8_t again[CSECITEM_TPM2_BLOB_MAX];
+    size_t written = 0;
+    if (rc == 0 && offset == blob_size) {
+        rc = fn.Tss2_MU_TPM2B_PRIVATE_Marshal((cs_private *)private, again, sizeof again, &written);
+        if (rc == 0) rc = fn.Tss2_MU_TPM2B_PUBLIC_Marshal((cs_public *)public, again, sizeof again, &written);
+    }
+    if (rc != 0 || offset != blob_size || written != blob_size || memcmp(again, blob, blob_size) != 0) {
         fail(error, 0, "the sealed blob in the keychain's header is malformed");
         return 0;
     }

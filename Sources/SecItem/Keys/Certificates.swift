@@ -8,6 +8,10 @@ public import SecItemCore
 final class LibcryptoCertificate {
     let handle: OpaquePointer
     private let owned: Bool
+    /// The bytes it was parsed from, when it was (a `SecCertificate` keeps them as they
+    /// came: libcrypto writes some fields back otherwise, such as the padding bits of
+    /// the signature's BIT STRING, which the fuzz target certificate found).
+    private let original: Data?
 
     init?(der: Data) {
         let handle = der.withUnsafeBytes { bytes -> OpaquePointer? in
@@ -17,12 +21,14 @@ final class LibcryptoCertificate {
         guard let handle else { return nil }
         self.handle = handle
         owned = true
+        original = Data(der)
     }
 
     /// A certificate another object owns (a PKCS #12's), valid while that object lives.
     init(borrowing handle: OpaquePointer) {
         self.handle = handle
         owned = false
+        original = nil
     }
 
     deinit { if owned { csk_cert_free(handle) } }
@@ -64,7 +70,7 @@ final class LibcryptoCertificate {
 
     /// The `SecCertificate` with Apple's derived attributes.
     var secCertificate: SecCertificate? {
-        guard let der, let serial, let subject = name(issuer: false, normalized: true),
+        guard let der = original ?? der, let serial, let subject = name(issuer: false, normalized: true),
             let issuer = name(issuer: true, normalized: true)
         else { return nil }
         var attributes: [String: AttributeValue] = [
