@@ -45,6 +45,12 @@ enum Command {
         lines.append("setting given and where it came from).")
         return lines.joined(separator: "\n")
     }
+    /// Every registered backend (`SecItemBackendRegistry`: those of the build's traits and
+    /// any a program registered), and the three ways to name one.
+    static var backendsNote: String {
+        "Backends: \(SecItemBackendChoice.names.joined(separator: ", ")); one is named with --backend NAME,\n"
+            + "SECITEM_BACKEND=NAME or `backend = NAME` in the config file."
+    }
     static let exitStatusNote = """
         Exit status: 0 success, 2 bad usage, 44 not found, 45 duplicate, 51 auth failed or locked,
         53 no keychain available, 1 any other failure (see docs/cli.md).
@@ -57,6 +63,8 @@ enum Command {
                    secitem help [verb]
 
             \(overviewDescription)
+
+            \(backendsNote)
 
             Verbs:
 

@@ -178,9 +178,14 @@ struct HelpTests {
         }
         let known = try cli.run(["--backend", "memory", "find-generic-password", "-s", "absent"])
         #expect(known.status == 44, "\(known.stderr)")
+        // diagnose and the command's --help list every registered backend too.
+        let diagnose = try cli.run(["diagnose"])
+        let topHelp = try cli.run(["--help"])
         for name in ["file", "memory", "secret-service", "postgresql"] {
             #expect(wrong.stderr.contains(name), "\(name) missing from: \(wrong.stderr)")
             #expect(help.stdout.contains(name), "\(name) missing from --backend's help")
+            #expect(topHelp.stdout.contains(name), "\(name) missing from secitem --help")
+            #expect(diagnose.stdout.contains("\n\(name): "), "\(name) missing from diagnose:\n\(diagnose.stdout)")
         }
     }
 
