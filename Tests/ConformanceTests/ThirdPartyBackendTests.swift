@@ -7,7 +7,9 @@ import Foundation
 /// SecItemCore, its test on the conformance kit, and neither pulls in libsecret,
 /// OpenSSL, SQLite or libpq. Proved by building and testing the package in
 /// `Tests/Fixtures/ThirdPartyBackend` (which depends on this one by path) the way its
-/// author would, and by reading SwiftPM's own view of the targets.
+/// author would, and by reading SwiftPM's own view of the targets. The core is two
+/// targets: SecItemCore and CSecItemLinkHook, its three lines of C with no library
+/// (the built-in settings' registration hook, docs/architecture.md).
 @Suite("A backend outside the package")
 struct ThirdPartyBackendTests {
     /// This checkout (the fixture and `swift package describe` run against it).
@@ -23,6 +25,9 @@ struct ThirdPartyBackendTests {
         try #require(result.status == 0, "swift \(arguments.joined(separator: " ")) failed:\n\(result.stdout)\n\(result.stderr)")
         return result
     }
+
+    /// The core's targets: the module and its link-time hook (C, no library).
+    static let core: Set<String> = ["SecItemCore", "CSecItemLinkHook"]
 
     /// Every target `target` depends on, directly or not, per `swift package describe`.
     static func closure(of target: String, in targets: [String: [String]]) -> Set<String> {
@@ -55,8 +60,8 @@ struct ThirdPartyBackendTests {
             #expect(target.product_dependencies == nil, "\(target.name) depends on another package")
         }
         try #require(targets["SecItemConformance"] != nil && targets["SecItemCoreTests"] != nil, "targets renamed?")
-        #expect(Self.closure(of: "SecItemConformance", in: targets) == ["SecItemCore"])
-        #expect(Self.closure(of: "SecItemCoreTests", in: targets).isSubset(of: ["SecItemCore", "SecItemMemory", "SecItemConformance"]))
+        #expect(Self.closure(of: "SecItemConformance", in: targets) == Self.core)
+        #expect(Self.closure(of: "SecItemCoreTests", in: targets).isSubset(of: Self.core.union(["SecItemMemory", "SecItemConformance"])))
     }
 
     @Test("a backend package outside this one builds against SecItemCore and the kit alone and passes every case")
@@ -72,7 +77,7 @@ struct ThirdPartyBackendTests {
         let built = try #require(dependencies["ThirdPartyBackendPackageTests"], "the fixture's test product is not in the plan")
         #expect(
             Set(built).subtracting(["ThirdPartyBackendPackageDiscoveredTests", "ArrayBackendTests", "ArrayBackend"])
-                == ["SecItemCore", "SecItemConformance"],
+                == Self.core.union(["SecItemConformance"]),
             "the fixture's tests build \(built.sorted())")
 
         let run = try Self.swift(["test", "--skip-build"] + location)

@@ -23,11 +23,16 @@ public enum TestService: Sendable, CaseIterable {
     case softwareTPM
 
     /// Whether a missing service fails the tests instead of skipping them (`SECITEM_REQUIRE_SERVICES=1`).
-    public static var required: Bool { ProcessInfo.processInfo.environment["SECITEM_REQUIRE_SERVICES"] == "1" }
+    public static var required: Bool { required(in: ProcessInfo.processInfo.environment) }
+
+    /// Whether `environment` asks for every service (`SECITEM_REQUIRE_SERVICES=1`).
+    public static func required(in environment: [String: String]) -> Bool { environment["SECITEM_REQUIRE_SERVICES"] == "1" }
 
     /// Why the service cannot be reached, or `nil` when it is there.
-    public var missing: String? {
-        let environment = ProcessInfo.processInfo.environment
+    public var missing: String? { missing(in: ProcessInfo.processInfo.environment) }
+
+    /// Why the service cannot be reached from a process with `environment`, or `nil`.
+    public func missing(in environment: [String: String]) -> String? {
         func set(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
         switch self {
         case .secretService:
@@ -64,8 +69,13 @@ extension TestService {
     /// (Swift Testing reports it skipped, with the reason), or with
     /// `SECITEM_REQUIRE_SERVICES=1` records an issue and throws.
     public func require(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        guard let missing else { return }
-        if Self.required {
+        try require(environment: ProcessInfo.processInfo.environment, sourceLocation: sourceLocation)
+    }
+
+    /// ``require(sourceLocation:)`` as in a process with `environment`.
+    public func require(environment: [String: String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard let missing = missing(in: environment) else { return }
+        if Self.required(in: environment) {
             Issue.record("SECITEM_REQUIRE_SERVICES=1, and this test \(missing)", sourceLocation: sourceLocation)
             throw Missing(reason: missing)
         }
@@ -84,9 +94,19 @@ extension Trait where Self == ConditionTrait {
     /// it with the reason printed, unless `SECITEM_REQUIRE_SERVICES=1`, where it runs
     /// (and fails on the missing service).
     public static func requires(_ services: TestService...) -> Self {
-        let missing = services.compactMap(\.missing)
-        return .enabled(
-            if: TestService.required || missing.isEmpty,
-            Comment(rawValue: missing.isEmpty ? "" : "skipped: " + missing.joined(separator: "; ")))
+        let decision = TestService.decision(services, environment: ProcessInfo.processInfo.environment)
+        return .enabled(if: decision.runs, Comment(rawValue: decision.reason ?? ""))
+    }
+}
+
+extension TestService {
+    /// Whether a test needing `services` runs in a process with `environment`, and the
+    /// reason it is skipped ("skipped: this test needs …") when it does not: it runs when
+    /// every service is there, or when `SECITEM_REQUIRE_SERVICES=1` (then it fails on the
+    /// missing one).
+    public static func decision(_ services: [TestService], environment: [String: String]) -> (runs: Bool, reason: String?) {
+        let missing = services.compactMap { $0.missing(in: environment) }
+        guard !missing.isEmpty else { return (true, nil) }
+        return (required(in: environment), "skipped: " + missing.joined(separator: "; "))
     }
 }

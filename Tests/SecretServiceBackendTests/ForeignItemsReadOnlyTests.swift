@@ -8,7 +8,7 @@ import Testing
 /// Issue 27, finding 4: an app listing `org.secitem.foreign` runs the iOS sign-out
 /// wipe (`SecItemDelete([kSecClass: c])` per class). Other tools' items must survive,
 /// and stay unchanged unless writes to them were asked for by name.
-@Suite("Secret Service: other tools' items are read-only by default")
+@Suite("Secret Service: other tools' items are read-only by default", .requires(.secretService))
 struct ForeignItemsReadOnlyTests {
     static let foreign = "org.secitem.foreign"
 

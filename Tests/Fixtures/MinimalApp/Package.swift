@@ -12,9 +12,15 @@ import PackageDescription
 let checkout = URL(fileURLWithPath: Context.packageDirectory + "/../../..").standardizedFileURL
 let secItem = checkout.lastPathComponent.lowercased()
 
+// SECITEM_FIXTURE_TRAITS=SecretService,… builds it with those traits instead (scripts/check-traits:
+// each optional backend alone, as CI does).
+let traits = (ProcessInfo.processInfo.environment["SECITEM_FIXTURE_TRAITS"] ?? "").split(separator: ",").map {
+    Package.Dependency.Trait(name: String($0))
+}
+
 let package = Package(
     name: "MinimalApp",
-    dependencies: [.package(path: checkout.path, traits: [])],
+    dependencies: [.package(path: checkout.path, traits: Set(traits))],
     targets: [
         .executableTarget(name: "MinimalApp", dependencies: [.product(name: "SecItem", package: secItem)])
     ]
