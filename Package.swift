@@ -109,15 +109,14 @@ let package = Package(
         .executableTarget(
             name: "git-credential-secitem", dependencies: ["SecItemGitCredential"], path: "Sources/git-credential-secitem",
             swiftSettings: staticSwiftRuntime.swift, linkerSettings: staticSwiftRuntime.linker),
+        // GLib, GIO and libsecret opened with dlopen on first use (issue 24): their API as this
+        // package uses it, declared without their headers (which only pkg-config finds, and
+        // SwiftPM then links the libraries into every program), so a command on the encrypted
+        // file maps none of them. Tests/CSecItemGLibCheck checks it against the real headers.
+        .target(name: "CSecItemGLib", path: "Sources/CSecItemGLib", cSettings: cWarnings),
         // Access control on a desktop: logind's session lock and polkit's user presence,
-        // over a small C client of the system bus (GDBus, already linked through libsecret).
-        .systemLibrary(
-            name: "CSecItemGIO",
-            path: "Sources/CSecItemGIO",
-            pkgConfig: "gio-2.0",
-            providers: [.apt(["libglib2.0-dev"])]
-        ),
-        .target(name: "CSecItemDBus", dependencies: ["CSecItemGIO"], path: "Sources/CSecItemDBus"),
+        // over a small C client of the system bus (GDBus, loaded on first use).
+        .target(name: "CSecItemDBus", dependencies: ["CSecItemGLib"], path: "Sources/CSecItemDBus"),
         .target(
             name: "SecItemPolkit", dependencies: ["SecItemCore", "CSecItemDBus"], path: "Sources/SecItemPolkit",
             exclude: ["polkit"]  // the action file installers copy to /usr/share/polkit-1/actions
@@ -173,17 +172,11 @@ let package = Package(
             dependencies: ["SecItemCore", "SecItemSealedStore", "CSecItemSQLite3"],
             path: "Backends/SQLite/SecItemSQLite"
         ),
-        .systemLibrary(
-            name: "CSecItemLibsecretSystem",
-            path: "Backends/SecretService/CSecItemLibsecretSystem",
-            pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]
-        ),
         // The backend's C code (GLib callbacks, pipelined calls, signal filters):
-        // a real C target, compiled with warnings on.
+        // a real C target, compiled with warnings on; libsecret and GLib through CSecItemGLib.
         .target(
             name: "CSecItemLibsecret",
-            dependencies: ["CSecItemLibsecretSystem"],
+            dependencies: ["CSecItemGLib"],
             path: "Backends/SecretService/CSecItemLibsecret",
             cSettings: cWarnings
         ),
@@ -293,9 +286,18 @@ let package = Package(
         ),
         .testTarget(
             name: "SecretServiceBackendTests",
-            dependencies: ["SecItemSecretService", "SecItem", "SecItemCore", "SecretServiceTestHelper", "SecItemTestSupport"],
+            dependencies: ["SecItemSecretService", "SecItem", "SecItemCore", "SecretServiceTestHelper", "SecItemTestSupport", "CSecItemGLibCheck"],
             path: "Tests/SecretServiceBackendTests"
         ),
+        // CSecItemGLib's declarations compiled against libsecret's and GLib's real headers
+        // (libsecret-1-dev): the build fails on any difference. Only this check sees the headers.
+        .systemLibrary(
+            name: "CSecItemLibsecretSystem",
+            path: "Backends/SecretService/CSecItemLibsecretSystem",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        .target(name: "CSecItemGLibCheck", dependencies: ["CSecItemLibsecretSystem"], path: "Tests/CSecItemGLibCheck", cSettings: cWarnings),
         // A child process for SecretServiceBackendTests (racing adds, broken environments).
         .executableTarget(
             name: "SecretServiceTestHelper",

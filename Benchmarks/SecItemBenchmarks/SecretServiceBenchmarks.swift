@@ -159,10 +159,10 @@ final class RawSecretService: RawStore {
         let table = Self.table(lookupAttributes(account))
         defer { g_hash_table_unref(table) }
         var error: UnsafeMutablePointer<GError>?
-        let list = secret_service_search_sync(UnsafeMutablePointer(service), nil, table, SECRET_SEARCH_NONE, nil, &error)
+        let list = secret_service_search_sync(service, nil, table, SECRET_SEARCH_NONE, nil, &error)
         if error != nil { throw Self.error(error, "searching") }
         defer { g_list_free_full(list) { g_object_unref($0) } }
-        guard let item = list?.pointee.data?.assumingMemoryBound(to: SecretItem.self) else { return 0 }
+        guard let item = list?.pointee.data.map(OpaquePointer.init) else { return 0 }
         let value = csecitem_value_new(data, gsize(data.count))
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         guard secret_item_set_secret_sync(item, value, nil, &error) != 0 else { throw Self.error(error, "setting a secret") }
@@ -213,11 +213,11 @@ final class RawSecretService: RawStore {
         defer { g_hash_table_unref(table) }
         var error: UnsafeMutablePointer<GError>?
         let list = secret_service_search_sync(
-            UnsafeMutablePointer(service), nil, table, SECRET_SEARCH_ALL, nil, &error)
+            service, nil, table, SECRET_SEARCH_ALL, nil, &error)
         if error != nil { throw Self.error(error, "searching") }
         var node = list
         while let n = node {
-            if let item = n.pointee.data, let found = secret_item_get_attributes(item.assumingMemoryBound(to: SecretItem.self)) {
+            if let item = n.pointee.data, let found = secret_item_get_attributes(OpaquePointer(item)) {
                 each(dictionary(found))
                 g_hash_table_unref(found)
             }

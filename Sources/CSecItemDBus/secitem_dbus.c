@@ -1,16 +1,17 @@
 // The system-bus client of SecItemPolkit over GDBus (see include/secitem_dbus.h).
 //
-// GDBus rather than sd-bus: GIO is already linked by the Secret Service backend
+// GDBus rather than sd-bus: GIO is already there for the Secret Service backend
 // (libsecret is built on it), so this adds no library, and GDBus's connection is
 // thread-safe and dispatches signal subscriptions on a main context of our
 // choosing, which is how the LockedHint watch stays current without a round trip
-// per read.
+// per read. GIO is loaded on first use (CSecItemGLib): secitem_dbus_open loads it, so
+// a process that never opens the system bus maps none of GLib.
 #pragma clang diagnostic warning "-Wall"
 #pragma clang diagnostic warning "-Wextra"
 
 #include "secitem_dbus.h"
 
-#include <gio/gio.h>
+#include "CSecItemGLib.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,6 +67,11 @@ static void set_out(char **out, char *glib_text) {
 void secitem_dbus_free_string(char *string) { free(string); }
 
 secitem_dbus *secitem_dbus_open(const char *address, char **error_out) {
+    char load_error[512];
+    if (!csecitem_glib_load(load_error, sizeof load_error)) {
+        if (error_out != NULL) *error_out = dup_out(load_error);
+        return NULL;
+    }
     GError *error = NULL;
     char *bus_address = address != NULL ? g_strdup(address)
                                         : g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SYSTEM, NULL, &error);

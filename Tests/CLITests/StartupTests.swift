@@ -10,6 +10,9 @@ import Testing
 struct StartupTests {
     /// Shared objects the PostgreSQL backend alone needs: a file-backend process never maps them.
     static let postgreSQLOnly = ["libpq.so", "libldap", "libgssapi_krb5", "libkrb5", "libsasl2"]
+    /// libsecret, GIO, GObject and GLib (and what only they pull in): loaded on first use by
+    /// the Secret Service backend and the polkit/logind client (CSecItemGLib, issue 24).
+    static let glibFamily = ["libsecret-1.so", "libgio-2.0.so", "libgobject-2.0.so", "libglib-2.0.so", "libgmodule-2.0.so", "libgcrypt.so"]
     /// The Swift runtime and Foundation, linked into the command statically.
     static let swiftRuntime = ["libswiftCore.so", "libFoundation.so", "libFoundationEssentials.so", "libdispatch.so", "lib_FoundationICU.so"]
 
@@ -45,7 +48,7 @@ struct StartupTests {
         objects.filter { name in prefixes.contains { name.hasPrefix($0) } }.sorted()
     }
 
-    @Test("find -w on the file backend maps neither libpq nor a shared Swift runtime")
+    @Test("find -w on the file backend maps neither libpq, GLib nor libsecret, nor a shared Swift runtime")
     func fileFindLoadsLittle() throws {
         let cli = try CLI(backend: "file")
         defer { cli.remove() }
@@ -56,7 +59,32 @@ struct StartupTests {
         // The record is real: it lists what the lookup needs.
         #expect(!Self.matching(objects, ["libsqlite3.so", "libcrypto.so"]).isEmpty, "\(objects.sorted())")
         #expect(Self.matching(objects, Self.postgreSQLOnly).isEmpty, "\(objects.sorted())")
+        #expect(Self.matching(objects, Self.glibFamily).isEmpty, "\(objects.sorted())")
         #expect(Self.matching(objects, Self.swiftRuntime).isEmpty, "\(objects.sorted())")
+    }
+
+    @Test("the automatic choice with no session bus maps neither GLib nor libsecret")
+    func noBusLoadsNoGLib() throws {
+        let cli = try CLI(backend: nil, bus: false)
+        defer { cli.remove() }
+        let (found, objects) = try Self.loaded(cli, ["find-generic-password", "-a", "alice", "-s", "svc", "-w"])
+        #expect(found.status == 44, "\(found.stderr)")  // errSecItemNotFound, from the file the choice fell to
+        #expect(!Self.matching(objects, ["libsqlite3.so"]).isEmpty, "\(objects.sorted())")
+        #expect(Self.matching(objects, Self.glibFamily).isEmpty, "\(objects.sorted())")
+    }
+
+    @Test("the Secret Service backend loads libsecret and GLib when it is used")
+    func secretServiceLoadsLibsecret() throws {
+        try CLI.requireSecretService()
+        let cli = try CLI(backend: "secret-service")
+        defer { cli.remove() }
+        let secret = "s3cret-\(UUID().uuidString.prefix(8))"
+        #expect(try cli.run(["add-generic-password", "-a", "alice", "-s", "svc", "-w", "-"], stdin: secret).status == 0)
+        let (found, objects) = try Self.loaded(cli, ["find-generic-password", "-a", "alice", "-s", "svc", "-w"])
+        #expect(found.status == 0, "\(found.stderr)")
+        #expect(found.stdout == secret + "\n")
+        #expect(Self.matching(objects, ["libsecret-1.so", "libglib-2.0.so", "libgio-2.0.so"]).count == 3, "\(objects.sorted())")
+        _ = try cli.run(["delete-generic-password", "-a", "alice", "-s", "svc"])
     }
 
     @Test("the PostgreSQL backend loads libpq when it is used")

@@ -17,7 +17,7 @@ struct MinimalTraitsTests {
 
     /// The optional parts: none may be built for an app that enables no trait.
     static let optionalTargets: Set<String> = [
-        "SecItemSecretService", "CSecItemLibsecret", "CSecItemLibsecretSystem", "SecItemPolkit", "CSecItemDBus", "CSecItemGIO",
+        "SecItemSecretService", "CSecItemLibsecret", "CSecItemLibsecretSystem", "SecItemPolkit", "CSecItemDBus", "CSecItemGLib",
         "SecItemPostgreSQL", "CSecItemLibpq",
     ]
 

@@ -165,6 +165,7 @@ GDBusConnection *csecitem_service_connection(SecretService *service) {
     return g_dbus_proxy_get_connection(G_DBUS_PROXY(service));
 }
 
-/* In C because g_object_ref is a macro in GLib (a typeof cast around the
- * function) that Swift cannot import. */
+/* In C because g_object_ref is a macro in GLib's headers (a typeof cast around
+ * the function) that Swift could not import; kept as the one way to take a
+ * reference from Swift. */
 gpointer csecitem_object_ref(gpointer object) { return g_object_ref(object); }

@@ -61,8 +61,9 @@ static GHashTable *csecitem_decode_secrets(SecretService *service, GVariant *rep
     GVariant *encoded;
     *undecodable = 0;
     g_variant_iter_init(&iter, all);
-    while (g_variant_iter_loop(&iter, "{&o@(oayays)}", &path, &encoded)) {
+    while (g_variant_iter_next(&iter, "{&o@(oayays)}", &path, &encoded)) {
         SecretValue *value = secret_service_decode_dbus_secret(service, encoded);
+        g_variant_unref(encoded);
         if (value != NULL) {
             g_hash_table_replace(table, g_strdup(path), value);
         } else {

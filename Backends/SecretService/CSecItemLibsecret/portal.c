@@ -7,8 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gio/gunixfdlist.h>
-#include <glib-unix.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,7 +113,7 @@ csecitem_portal_result csecitem_portal_retrieve_secret(GDBusConnection *connecti
     gchar *sender = g_strdup(g_dbus_connection_get_unique_name(connection) + 1);
     g_strdelimit(sender, ".", '_');
     CSecItemPortalWait wait = {0};
-    wait.expected_path = g_strconcat(PORTAL_REQUEST_PATH_PREFIX, sender, "/", token, NULL);
+    wait.expected_path = g_strdup_printf(PORTAL_REQUEST_PATH_PREFIX "%s/%s", sender, token);
     g_free(sender);
 
     GMainContext *context = g_main_context_new();

@@ -15,11 +15,11 @@ import SecItemSealedStore
 /// `g_cancellable_cancel` (documented thread-safe), GObject reference counting
 /// (atomic) and the `Atomic` flag.
 private final class Deadline: @unchecked Sendable {
-    let cancellable: UnsafeMutablePointer<GCancellable>
+    let cancellable: OpaquePointer
     let fired = Atomic<Bool>(false)
 
     init() { cancellable = g_cancellable_new() }
-    deinit { g_object_unref(cancellable) }
+    deinit { g_object_unref(UnsafeMutableRawPointer(cancellable)) }
 
     func fire() {
         fired.store(true, ordering: .sequentiallyConsistent)
@@ -56,7 +56,7 @@ extension Session {
     /// and turns a GError into a ``SecItemError``.
     static func bounded<T>(
         _ what: String, _ timeout: Duration, phase: CallPhase = .call, session: Session? = nil,
-        _ body: (UnsafeMutablePointer<GCancellable>, GErrorPointer) -> T
+        _ body: (OpaquePointer, GErrorPointer) -> T
     ) throws(SecItemError) -> T {
         let deadline = Deadline()
         let timer = DispatchWorkItem { [deadline] in deadline.fire() }
@@ -113,17 +113,29 @@ extension Session {
     /// A libsecret call bounded by the session's timeout (libsecret's own calls
     /// take a cancellable, not a timeout).
     private func call<T>(
-        _ what: String, _ body: (UnsafeMutablePointer<GCancellable>, GErrorPointer) -> T
+        _ what: String, _ body: (OpaquePointer, GErrorPointer) -> T
     ) throws(SecItemError) -> T {
         try Self.bounded(what, timeout, session: self, body)
     }
 
     // MARK: Opening and closing
 
+    /// Loads libsecret, GIO and GLib (nothing links them: CSecItemGLib), once per process:
+    /// every way into the Secret Service or the portal starts with ``connectBus(_:)``, which
+    /// calls this first.
+    /// - Throws: `errSecNotAvailable` naming the library and the package when one is missing.
+    static func loadLibsecret() throws(SecItemError) {
+        var reason = [CChar](repeating: 0, count: 512)
+        guard csecitem_secret_load(&reason, reason.count) == 0 else { return }
+        let detail = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        throw SecItemError(errSecNotAvailable, "the Secret Service backend cannot load libsecret: \(detail)")
+    }
+
     /// Connects to the session bus: the process's connection, referenced (release
     /// it with `g_object_unref` once the service is open: while it is referenced,
     /// libsecret's service uses this very connection, so a process has one).
     static func connectBus(_ timeout: Duration) throws(SecItemError) -> OpaquePointer {
+        try loadLibsecret()
         var timedOut: gboolean = 0
         var error: UnsafeMutablePointer<GError>? = nil
         let bus = csecitem_connect(timeout.milliseconds, &timedOut, &error)
@@ -142,7 +154,7 @@ extension Session {
     /// that alias names, read in the same round trip as the session is opened
     /// (`nil` when the alias is unset, a failure when reading it failed).
     static func openService(_ bus: OpaquePointer, readingAlias alias: String?, _ timeout: Duration) throws(SecItemError)
-        -> (service: UnsafeMutablePointer<SecretService>, connection: OpaquePointer, alias: Result<String?, SecItemError>?)
+        -> (service: OpaquePointer, connection: OpaquePointer, alias: Result<String?, SecItemError>?)
     {
         var timedOut: gboolean = 0
         var error: UnsafeMutablePointer<GError>? = nil
@@ -211,11 +223,11 @@ extension Session {
         if let reply { g_variant_unref(reply) }
     }
 
-    static func setProxyTimeout(_ service: UnsafeMutablePointer<SecretService>, _ milliseconds: Int32) {
+    static func setProxyTimeout(_ service: OpaquePointer, _ milliseconds: Int32) {
         csecitem_service_set_timeout(service, milliseconds)
     }
 
-    static func release(service: UnsafeMutablePointer<SecretService>, connection: OpaquePointer, watch: OpaquePointer?) {
+    static func release(service: OpaquePointer, connection: OpaquePointer, watch: OpaquePointer?) {
         if let watch { csecitem_watch_stop(watch) }
         g_object_unref(UnsafeMutableRawPointer(service))
         g_object_unref(UnsafeMutableRawPointer(connection))

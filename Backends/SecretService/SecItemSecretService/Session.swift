@@ -11,7 +11,7 @@ import Synchronization
 /// its lock. Its calls into libsecret and GDBus are in `Libsecret.swift`.
 final class Session {
     let connection: OpaquePointer
-    let service: UnsafeMutablePointer<SecretService>
+    let service: OpaquePointer
     let collectionPath: String
     /// How the collection was chosen ("alias default", "fallback: login", …).
     let collectionSource: String
@@ -41,7 +41,7 @@ final class Session {
     var timeoutMilliseconds: Int32 { timeout.milliseconds }
 
     private init(
-        connection: OpaquePointer, service: UnsafeMutablePointer<SecretService>, collectionPath: String,
+        connection: OpaquePointer, service: OpaquePointer, collectionPath: String,
         collectionSource: String, timeout: Duration, promptTimeout: Duration
     ) {
         self.connection = connection

@@ -3,13 +3,10 @@
 
 /* The C half of the Secret Service backend: what Swift cannot express or
  * would express at the cost of a D-Bus round trip. Each function says why it
- * is in C. libsecret and GIO themselves come through CSecItemLibsecretSystem. */
+ * is in C. libsecret and GIO themselves come through CSecItemGLib, which loads
+ * them on first use (nothing links them: issue 24). */
 
-#ifndef SECRET_API_SUBJECT_TO_CHANGE
-#define SECRET_API_SUBJECT_TO_CHANGE 1
-#endif
-#include <libsecret/secret.h>
-#include <gio/gio.h>
+#include "CSecItemGLib.h"
 
 #define CSECITEM_BUS_NAME "org.freedesktop.secrets"
 #define CSECITEM_SERVICE_PATH "/org/freedesktop/secrets"
