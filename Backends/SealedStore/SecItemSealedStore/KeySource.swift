@@ -110,10 +110,11 @@ public enum KeySources {
     }
 
 
-    /// Every protection a store's header may record (a source with a new kind of
-    /// wrapping adds its own).
-    package static var protections: Set<KeyProtection> {
-        Set<KeyProtection>([.key, .passphrase, .tpm2]).union(added.withLock { $0.map(\.protection) })
+    /// Whether a store's header may record `protection`: a built-in one, or one a source with
+    /// a new kind of wrapping added. (An array, not a `Set`: every open asks, and a `Set`'s
+    /// first use costs the runtime a scan of every conformance in the program.)
+    package static func knows(_ protection: KeyProtection) -> Bool {
+        [KeyProtection.key, .passphrase, .tpm2].contains(protection) || added.withLock { $0.contains { $0.protection == protection } }
     }
 
     /// `key-source`, `SECITEM_KEY_SOURCE`: which source, by name; unset, the first whose

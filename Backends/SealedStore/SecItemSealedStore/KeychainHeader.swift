@@ -112,7 +112,7 @@ package struct KeychainHeader {
         else {
             throw SecItemError(errSecInvalidKeychain, "not a keychain: \(source) has incomplete secitem metadata")
         }
-        guard KeySources.protections.contains(protection) else {
+        guard KeySources.knows(protection) else {
             throw SecItemError(
                 errSecNotAvailable,
                 "\(source) is protected by the key source \"\(kind)\", which this program does not have "

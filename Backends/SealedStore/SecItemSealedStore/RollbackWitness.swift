@@ -28,7 +28,19 @@ public struct HighWaterMark: Sendable, Hashable, CustomStringConvertible {
     /// (`<generation>:*` for a mark of a generation alone: a replicated store's read.)
     public var description: String { "\(generation):" + (digest.isEmpty ? "*" : Self.hex(digest)) }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    /// Lower-case hex, two digits a byte (no `String(format:)`: a lookup names its mark file with it).
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        digits.withUTF8Buffer { digit in
+            for byte in bytes {
+                out.append(digit[Int(byte >> 4)])
+                out.append(digit[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }
 
 /// Which store a mark belongs to.

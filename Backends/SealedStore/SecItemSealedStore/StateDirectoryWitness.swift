@@ -100,7 +100,8 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
             return hash
         }
         let bytes = Array(identity.utf8)
-        return String(format: "%016llx%016llx", fnv(bytes), fnv(bytes.reversed()))
+        func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
+        return HighWaterMark.hex(bigEndian(fnv(bytes)) + bigEndian(fnv(bytes.reversed())))  // "%016llx%016llx"
     }
 
     static func oneLine(_ text: String) -> String {

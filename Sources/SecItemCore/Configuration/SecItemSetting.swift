@@ -52,8 +52,10 @@ public struct SecItemSettingDeclaration: Sendable, Hashable, CustomStringConvert
     }
 
     /// `SECITEM_` and the key in capitals, `-` as `_`: `postgresql-url` → `SECITEM_POSTGRESQL_URL`.
+    /// (Character by character, not Foundation's `replacingOccurrences`: every command
+    /// declares every setting at start-up, and that call costs an `NSString` round trip.)
     public static func variable(forKey key: String) -> String {
-        "SECITEM_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
+        "SECITEM_" + String(key.uppercased().map { $0 == "-" ? "_" : $0 })
     }
 
     public var description: String { "\(key) (\(variable))" }
@@ -153,12 +155,16 @@ extension SecItemSetting where Value == Duration {
         _ key: String, scope: String, help: String, range: ClosedRange<Double>, default defaultValue: Duration? = nil,
         inConfigFile: Bool = true
     ) -> SecItemSetting<Duration> {
-        let shown = defaultValue.map { "\(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) s" }
+        // "5 s" rather than "5.0 s" (declared at every start-up: no Foundation string call).
+        let shown = defaultValue.map { value -> String in
+            let seconds = "\(Double(value.components.seconds) + Double(value.components.attoseconds) / 1e18)"
+            return (seconds.hasSuffix(".0") ? String(seconds.dropLast(2)) : seconds) + " s"
+        }
         return SecItemSetting(
             SecItemSettingDeclaration(
                 key: key, scope: scope, help: help,
                 expected: "seconds, more than \(Self.format(range.lowerBound)) and at most \(Self.format(range.upperBound))",
-                inConfigFile: inConfigFile, defaultDescription: shown?.replacingOccurrences(of: ".0 s", with: " s")),
+                inConfigFile: inConfigFile, defaultDescription: shown),
             default: defaultValue,
             parse: { text in
                 guard let seconds = Double(text), seconds.isFinite, seconds > range.lowerBound, seconds <= range.upperBound
