@@ -92,15 +92,16 @@ final class RawSecretService: RawStore {
         self.namespace = namespace
         var error: UnsafeMutablePointer<GError>?
         var timedOut: gboolean = 0
+        guard csecitem_secret_load(nil, 0) != 0 else { throw BenchmarkError("libsecret cannot be loaded") }
         guard let bus = csecitem_connect(5_000, &timedOut, &error) else { throw Self.error(error, "connecting") }
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
         guard let service = csecitem_service_open(bus, nil, 5_000, nil, nil, &timedOut, &error) else {
             throw Self.error(error, "opening the service")
         }
-        self.service = OpaquePointer(service)
+        self.service = service
         // The attribute set of one of the backend's items: new items get the same shape.
         var first: [String: String]?
-        try Self.search(OpaquePointer(service), ["secitem-namespace": namespace, "account": Workload.account(0)]) {
+        try Self.search(service, ["secitem-namespace": namespace, "account": Workload.account(0)]) {
             first = $0
         }
         guard let first else { throw BenchmarkError("no items in namespace") }

@@ -53,7 +53,10 @@ struct StartupTests {
         let cli = try CLI(backend: "file")
         defer { cli.remove() }
         #expect(try cli.run(["add-generic-password", "-a", "alice", "-s", "svc", "-w", "-"], stdin: "s3cret").status == 0)
-        let (found, objects) = try Self.loaded(cli, ["find-generic-password", "-a", "alice", "-s", "svc", "-w"])
+        // A machine without a system bus (a server): the session-lock check of this
+        // when-unlocked item answers without GIO, so nothing of GLib is mapped.
+        let noSystemBus = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(cli.root.path)/no-system-bus"]
+        let (found, objects) = try Self.loaded(cli, ["find-generic-password", "-a", "alice", "-s", "svc", "-w"], environment: noSystemBus)
         #expect(found.status == 0, "\(found.stderr)")
         #expect(found.stdout == "s3cret\n")
         // The record is real: it lists what the lookup needs.
@@ -61,6 +64,11 @@ struct StartupTests {
         #expect(Self.matching(objects, Self.postgreSQLOnly).isEmpty, "\(objects.sorted())")
         #expect(Self.matching(objects, Self.glibFamily).isEmpty, "\(objects.sorted())")
         #expect(Self.matching(objects, Self.swiftRuntime).isEmpty, "\(objects.sorted())")
+        // With a system bus (the tests' own, with logind), the session-lock check asks logind
+        // through GIO, loaded then; libsecret, the Secret Service's library, still never is.
+        let (again, withBus) = try Self.loaded(cli, ["find-generic-password", "-a", "alice", "-s", "svc", "-w"])
+        #expect(again.status == 0 && again.stdout == "s3cret\n", "\(again.stderr)")
+        #expect(Self.matching(withBus, ["libsecret-1.so"]).isEmpty, "\(withBus.sorted())")
     }
 
     @Test("the automatic choice with no session bus maps neither GLib nor libsecret")
