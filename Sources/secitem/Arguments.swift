@@ -50,8 +50,9 @@ struct OptionSpec: Sendable {
 struct ParsedArguments: Sendable {
     /// Options with a value, by key (the last occurrence wins).
     var values: [String: String] = [:]
-    /// Options given without a value (flags, and optional-value options used bare).
-    var present: Set<String> = []
+    /// Options given without a value (flags, and optional-value options used bare). An
+    /// array: a handful of keys, and a `Set`'s first use costs the runtime a conformance scan.
+    var present: [String] = []
     /// Operands after the options.
     var operands: [String] = []
 
@@ -98,7 +99,7 @@ enum ArgumentParser {
             return options.contains { $0.short == c }
         }
         func store(_ spec: OptionSpec, _ value: String?) {
-            if let value { result.values[spec.key] = value } else { result.present.insert(spec.key) }
+            if let value { result.values[spec.key] = value } else if !result.present.contains(spec.key) { result.present.append(spec.key) }
         }
         while index < arguments.count {
             let argument = arguments[index]

@@ -30,10 +30,13 @@ struct Verb: Sendable {
 
     /// `--backend NAME`: one of the registry's backends (``Invocation/backend(_:)`` checks it).
     static var backendOption: OptionSpec {
-        OptionSpec(
+        // Concatenated by hand: every command builds this, and the generic `joined(separator:)`
+        // costs the runtime a metadata instantiation and a conformance scan at start-up.
+        var names = ""
+        for name in SecItemBackendChoice.names { names += names.isEmpty ? name : ", " + name }
+        return OptionSpec(
             "backend", long: "backend", valueName: "name",
-            help: "Use this backend: \(SecItemBackendChoice.names.joined(separator: ", ")) "
-                + "(default: SECITEM_BACKEND, the config file, then the automatic choice).")
+            help: "Use this backend: \(names) (default: SECITEM_BACKEND, the config file, then the automatic choice).")
     }
     static let helpOption = OptionSpec("help", short: "h", long: "help", .flag, help: "Show this help.")
 

@@ -309,24 +309,28 @@ enum OpenBackends {
         weak var backend: SQLiteBackend?
     }
 
-    private static let open = Mutex<[ObjectIdentifier: Entry]>([:])
+    // An array, not a dictionary by ObjectIdentifier: a process opens one or two stores, and a
+    // dictionary's first use costs the runtime a conformance scan at every command's start.
+    private static let open = Mutex<[Entry]>([])
     private static let handler: Void = { atexit { OpenBackends.closeAll() } }()
 
     static func register(_ backend: SQLiteBackend) {
         _ = handler
-        open.withLock { $0[ObjectIdentifier(backend)] = Entry(backend: backend) }
+        open.withLock { entries in
+            entries.removeAll { $0.backend == nil || $0.backend === backend }
+            entries.append(Entry(backend: backend))
+        }
     }
 
     static func unregister(_ backend: SQLiteBackend) {
-        let id = ObjectIdentifier(backend)
-        open.withLock { _ = $0.removeValue(forKey: id) }
+        open.withLock { entries in entries.removeAll { $0.backend == nil || $0.backend === backend } }
     }
 
     /// Closes every backend still open (at exit).
     static func closeAll() {
         let backends = open.withLock { entries -> [SQLiteBackend] in
             defer { entries.removeAll() }
-            return entries.values.compactMap(\.backend)
+            return entries.compactMap(\.backend)
         }
         for backend in backends { backend.close() }
     }
