@@ -572,9 +572,28 @@ final class MinimalFileKeychain: RawStore {
         sqlite3_exec(db, "COMMIT", nil, nil, nil)
     }
 
+    /// The primary key's bytes, as ``RawFileKeychain/primaryKeyBytes(account:)`` gives
+    /// them, assembled in a reused buffer from the parts that never change (only the
+    /// account varies): the irreducible work, not a growing array per part.
+    private var keyMessage: [UInt8] = []
+    private static let keyPrefix = Array("genpacct".utf8)
+    private static let keySuffix = Array(RawFileKeychain.primaryKeyBytes(account: "").dropFirst(13))
+
     private func key(_ account: String) throws {
-        let m = RawFileKeychain.primaryKeyBytes(account: account)
-        guard csecitem_hmac_run(hmac, m, m.count, nil, 0, &pk) == 0 else { throw BenchmarkError("HMAC") }
+        keyMessage.removeAll(keepingCapacity: true)
+        keyMessage.append(contentsOf: Self.keyPrefix)
+        let length = UInt32(account.utf8.count + 1)
+        keyMessage.append(UInt8(length >> 24))
+        keyMessage.append(UInt8((length >> 16) & 0xFF))
+        keyMessage.append(UInt8((length >> 8) & 0xFF))
+        keyMessage.append(UInt8(length & 0xFF))
+        keyMessage.append(0x62)
+        keyMessage.append(contentsOf: account.utf8)
+        keyMessage.append(contentsOf: Self.keySuffix)
+        let rc = keyMessage.withUnsafeBufferPointer { m in
+            pk.withUnsafeMutableBufferPointer { csecitem_hmac_run(hmac, m.baseAddress, m.count, nil, 0, $0.baseAddress) }
+        }
+        guard rc == 0 else { throw BenchmarkError("HMAC") }
     }
 
     private func seal(_ account: String, _ label: String, _ data: [UInt8]) throws -> [UInt8] {
