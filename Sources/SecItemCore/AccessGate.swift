@@ -126,7 +126,14 @@ public struct AccessRequirement: Sendable, Hashable {
             protection = SecConstant.kSecAttrAccessibleWhenUnlocked
         }
         let flags = Self.flags(item.attributes[SecConstant.kSecAttrAccessControl])
-        unlockedSession = Self.whenUnlockedClasses.contains(protection)
+        // Three comparisons of short strings: cheaper than hashing one for the set.
+        switch protection {
+        case SecConstant.kSecAttrAccessibleWhenUnlocked, SecConstant.kSecAttrAccessibleWhenUnlockedThisDeviceOnly,
+            SecConstant.kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly:
+            unlockedSession = true
+        default:
+            unlockedSession = false
+        }
         userPresence = !flags.intersection(.asksUser).isEmpty
     }
 

@@ -161,10 +161,11 @@ public struct ItemQuery: Sendable, Hashable {
     /// else. A backend can then answer from its primary-key index alone, without
     /// reading the item's other attributes. `nil` otherwise.
     public var exactPrimaryKey: PrimaryKey? {
-        guard let itemClass, attributes.count <= itemClass.classKeyKinds.count,
-            let candidates = primaryKeyCandidates, candidates.count == 1
-        else { return nil }
-        return candidates[0]
+        guard let itemClass, attributes.count <= itemClass.classKeyKinds.count else { return nil }
+        var found: PrimaryKey?
+        var count = 0
+        guard forEachPrimaryKeyCandidate({ found = $0; count += 1 }), count == 1 else { return nil }
+        return found
     }
 
     /// ``matches(_:)`` for an item found under one of ``primaryKeyCandidates``:

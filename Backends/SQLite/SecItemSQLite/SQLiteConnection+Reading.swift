@@ -37,27 +37,9 @@ extension SQLiteConnection {
         var out: [Match] = []
         var damaged = 0
         if format >= 2, !elements, query.projection == .dataAndAccess, let itemClass = query.itemClass,
-            let key = query.exactPrimaryKey
+            let key = query.exactPrimaryKey, let group = query.accessGroups.first
         {
-            // The physical limit: one HMAC, one indexed SELECT, one GCM open; of the
-            // attributes (all authenticated with the box) only the access check's are
-            // built (the caller reads the data, and the key matched every attribute
-            // asked for).
-            let stmt = try byPrimaryKey()
-            defer { stmt.reset() }
-            let mac = try codec.primaryKeyMAC(key)
-            stmt.bind(1, mac)
-            guard try stmt.step(during: "searching items") else { return [] }
-            guard
-                let (data, id, attributes) = try codec.decodeData(
-                    SelectedRow(stmt: stmt, hasVersion: true), maxVersion: commitment.generation,
-                    keeping: ItemProjection.accessAttributes)
-            else {
-                throw SecItemError(
-                    errSecDecode, "the item's row failed authentication (tampered or damaged); see SQLiteBackend.verify()")
-            }
-            let item = StoredItem(itemClass: itemClass, id: id, attributes: attributes, data: data)
-            return [Match(seq: stmt.int64(0), item: item, primaryKeyMAC: mac, element: nil)]
+            return try dataByPrimaryKey(itemClass, key, group: group, synchronizable: query.synchronizable == .yes)
         }
         if !query.accessGroups.isEmpty, let candidates = query.primaryKeyCandidates, candidates.count <= 64 {
             // The query pins the whole primary key: at most one row per candidate,
@@ -131,8 +113,64 @@ extension SQLiteConnection {
                 + "found; see SQLiteBackend.verify()")
     }
 
+    /// The physical limit of a lookup returning the data alone: one HMAC, one indexed
+    /// SELECT, one GCM open; of the attributes (all authenticated with the box) only the
+    /// access check's are built (the caller reads the data, and the key matched every
+    /// attribute asked for).
+    ///
+    /// The row is found by its primary-key HMAC, so its `pk` column is that HMAC; its
+    /// class, access group and sync state are the key's. Those columns are compared
+    /// with what the key gives inside the SELECT (one integer comes back, not three
+    /// copies: SQLite copies every text and blob column it returns), and the box's
+    /// associated data is built from the known values: a row whose columns differ
+    /// fails as damaged (`errSecDecode`), exactly as its box would fail to open.
+    private func dataByPrimaryKey(_ itemClass: ItemClass, _ key: PrimaryKey, group: String, synchronizable: Bool)
+        throws(SecItemError) -> [Match]
+    {
+        let stmt = try dataByPrimaryKeyStatement()
+        defer { stmt.reset() }
+        let known = knownKeyColumns
+        let base = known.baseAddress!
+        try codec.primaryKeyMAC(key, into: base)
+        try codec.accessGroupMAC(itemClass, group).withUnsafeBufferPointer { base.advanced(by: 32).update(from: $0.baseAddress!, count: 32) }
+        try codec.syncMAC(itemClass, synchronizable).withUnsafeBufferPointer { base.advanced(by: 64).update(from: $0.baseAddress!, count: 32) }
+        let classText = itemClass.rawValue
+        var classLength = 0
+        for byte in classText.utf8.prefix(8) {
+            base[96 + classLength] = byte
+            classLength += 1
+        }
+        let raw = UnsafeRawBufferPointer(known)
+        stmt.bindStatic(1, UnsafeRawBufferPointer(rebasing: raw[0..<32]))
+        stmt.bindStaticText(2, UnsafeRawBufferPointer(rebasing: raw[96..<96 + classLength]))
+        stmt.bindStatic(3, UnsafeRawBufferPointer(rebasing: raw[32..<64]))
+        stmt.bindStatic(4, UnsafeRawBufferPointer(rebasing: raw[64..<96]))
+        guard try stmt.step(during: "searching items") else { return [] }
+        let row = KnownKeyRow(stmt: stmt, itemClass: classText, known: raw)
+        guard stmt.int64(2) == 1,
+            let (data, id, attributes) = try codec.decodeData(
+                row, maxVersion: commitment.generation, keeping: ItemProjection.accessAttributes)
+        else {
+            throw SecItemError(
+                errSecDecode, "the item's row failed authentication (tampered or damaged); see SQLiteBackend.verify()")
+        }
+        let item = StoredItem(itemClass: itemClass, id: id, attributes: attributes, data: data)
+        return [Match(seq: stmt.int64(0), item: item, primaryKeyMAC: [], element: nil)]
+    }
+
+    private func dataByPrimaryKeyStatement() throws(SecItemError) -> Statement {
+        if let selectDataByPrimaryKey { return selectDataByPrimaryKey }
+        let stmt = try db.statement(
+            "SELECT seq, uuid, class = ?2 AND h_agrp = ?3 AND h_sync = ?4, "
+                + IndexedColumns.attributes.map(IndexedColumns.column(for:)).joined(separator: ", ")
+                + ", version, ct FROM \(table) WHERE pk = ?1")
+        selectDataByPrimaryKey = stmt
+        return stmt
+    }
+
     func forgetStatements() {
         selectByPrimaryKey = nil
+        selectDataByPrimaryKey = nil
         probeStatements = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
     }
 
@@ -348,5 +386,26 @@ struct SelectedRow: RowColumns {
     func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? { stmt.blob(Int32(4 + index)) }
     var version: Int64 { hasVersion ? stmt.int64(10) : 0 }
     var sealed: UnsafeRawBufferPointer? { stmt.blob(hasVersion ? 11 : 10) }
+    var seq: Int64? { stmt.int64(0) }
+}
+
+/// The current row of ``SQLiteConnection``'s data-by-primary-key SELECT, with the
+/// columns the key determines (pk, class, access group, sync state) taken from what
+/// the lookup computed and the SELECT compared (`known`: the three HMACs, 32 bytes each).
+struct KnownKeyRow: RowColumns {
+    let stmt: Statement
+    let itemClass: String?
+    let known: UnsafeRawBufferPointer
+
+    var uuid: UnsafeRawBufferPointer? { stmt.blob(1) }
+    var primaryKeyMAC: UnsafeRawBufferPointer? { UnsafeRawBufferPointer(rebasing: known[0..<32]) }
+    func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? {
+        let attributes = IndexedColumns.attributes.count
+        if index < attributes { return stmt.blob(Int32(3 + index)) }
+        return index == attributes
+            ? UnsafeRawBufferPointer(rebasing: known[32..<64]) : UnsafeRawBufferPointer(rebasing: known[64..<96])
+    }
+    var version: Int64 { stmt.int64(Int32(3 + IndexedColumns.attributes.count)) }
+    var sealed: UnsafeRawBufferPointer? { stmt.blob(Int32(4 + IndexedColumns.attributes.count)) }
     var seq: Int64? { stmt.int64(0) }
 }

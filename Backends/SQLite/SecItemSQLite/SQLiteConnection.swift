@@ -34,6 +34,12 @@ final class SQLiteConnection {
     var probeStatements = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
     /// `SELECT … WHERE pk = ?`, prepared once per connection and format.
     var selectByPrimaryKey: Statement?
+    /// The lookup returning data alone (SQLiteConnection+Reading.swift), prepared once per connection and format.
+    var selectDataByPrimaryKey: Statement?
+    /// Its bound parameters, which must stay put until the statement is reset: the
+    /// primary-key, access-group and sync HMACs (32 bytes each; not secret: the file's
+    /// columns hold them), then the class name (up to 8 bytes).
+    let knownKeyColumns = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 104)
     /// ``SQLiteBackend/Configuration/openIntegrityCheckItemLimit``.
     var integrityCheckItemLimit = 10_000
     /// The rollback evidence: each new state of the file against this host's high-water mark.
@@ -55,6 +61,8 @@ final class SQLiteConnection {
         /// Format 2, when asked for: the row as the commitment counts it.
         var element: RowSetCommitment.Element?
     }
+
+    deinit { knownKeyColumns.deallocate() }
 
     init(db: Database, header: KeychainHeader, kek: SecretBytes, codec: RowCodec, rollback: RollbackCheck) {
         self.db = db

@@ -32,6 +32,18 @@ final class Statement {
         }
     }
 
+    /// Binds bytes without copying them: they must stay unchanged until ``reset()``.
+    func bindStatic(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+        _ = sqlite3_bind_blob(stmt, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), nil)
+    }
+
+    /// Binds UTF-8 text without copying it: it must stay unchanged until ``reset()``.
+    func bindStaticText(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+        _ = sqlite3_bind_text(
+            stmt, index, (bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self),
+            Int32(bytes.count), nil)
+    }
+
     func bind(_ index: Int32, _ text: String) {
         _ = sqlite3_bind_text(stmt, index, text, -1, csecitem_sqlite_transient())
     }

@@ -72,16 +72,45 @@ package enum ItemPlaintext {
         var reader = Reader(bytes: bytes)
         guard reader.u8() == version, let count = reader.u32() else { return nil }
         var attributes: [String: AttributeValue] = [:]
-        for _ in 0..<count {
-            guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)), let tag = reader.u8(),
-                [0x73, 0x62, 0x6E, 0x64].contains(tag), let length = reader.u32(), let valueBytes = reader.take(Int(length))
-            else { return nil }
-            guard let key = keeping.first(where: { $0.utf8.elementsEqual(keyBytes) }) else { continue }
-            guard let value = attributeValue(tag, valueBytes) else { return nil }
-            attributes[key] = value
+        // Attribute names are four-letter codes: each compared as one 32-bit word.
+        // A name of another length gets 1 << 32, which no word equals.
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(1, keeping.count)) { codes in
+            for (i, name) in keeping.enumerated() { codes[i] = code(name).map(UInt64.init) ?? 1 << 32 }
+            for _ in 0..<count {
+                guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)), let tag = reader.u8(),
+                    tag == 0x73 || tag == 0x62 || tag == 0x6E || tag == 0x64, let length = reader.u32(),
+                    let valueBytes = reader.take(Int(length))
+                else { return nil }
+                let index: Int?
+                if keyBytes.count == 4 {
+                    let word = UInt64(word(keyBytes))
+                    index = (0..<keeping.count).first { codes[$0] == word }
+                } else {
+                    index = keeping.firstIndex { code($0) == nil && $0.utf8.elementsEqual(keyBytes) }
+                }
+                guard let index else { continue }
+                guard let value = attributeValue(tag, valueBytes) else { return nil }
+                attributes[keeping[index]] = value
+            }
+            guard let data = trailingData(&reader) else { return nil }
+            return (attributes, data)
         }
-        guard let data = trailingData(&reader) else { return nil }
-        return (attributes, data)
+    }
+
+    /// A four-byte name as one big-endian word, `nil` for another length.
+    private static func code(_ name: String) -> UInt32? {
+        var word: UInt32 = 0
+        var count = 0
+        for byte in name.utf8 {
+            count += 1
+            if count > 4 { return nil }
+            word = word << 8 | UInt32(byte)
+        }
+        return count == 4 ? word : nil
+    }
+
+    private static func word(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
     }
 
     /// The value a tag (`s`, `b`, `n`, `d`) and its bytes encode, or `nil` when malformed.

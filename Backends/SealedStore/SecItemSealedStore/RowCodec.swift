@@ -83,14 +83,62 @@ package struct RowCodec {
         /// The last access-group HMAC asked for (a process reads one group's items).
         var lastGroup: (itemClass: ItemClass, group: String, mac: [UInt8])?
         var syncMACs: [ItemClass: [UInt8]] = [:]
+        /// The last sync-state HMAC asked for (a process reads one state's items).
+        var lastSync: (itemClass: ItemClass, synchronizable: Bool, mac: [UInt8])?
         var noSyncMACs: [ItemClass: [UInt8]] = [:]
+
+        /// The associated data of the row being read (not secret: the row's columns),
+        /// written in place (``RowCodec/writeAssociatedData(of:uuid:classText:version:)``).
+        private(set) var rowAAD = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
+        private var rowAADCapacity = 512
+        private(set) var rowAADCount = 0
 
         init() {
             message.reserveCapacity(256)
             aad.reserveCapacity(400)
         }
 
-        deinit { wipe(&plain) }
+        deinit {
+            wipe(&plain)
+            rowAAD.deallocate()
+        }
+
+        var rowAssociatedData: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: rowAAD, count: rowAADCount) }
+
+        func resetRowAAD() { rowAADCount = 0 }
+
+        @inline(__always)
+        func appendRowAAD(_ byte: UInt8) {
+            reserveRowAAD(1)
+            rowAAD[rowAADCount] = byte
+            rowAADCount += 1
+        }
+
+        @inline(__always)
+        func appendRowAAD(_ bytes: UnsafeRawBufferPointer) {
+            guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+            reserveRowAAD(bytes.count)
+            UnsafeMutableRawPointer(rowAAD + rowAADCount).copyMemory(from: source, byteCount: bytes.count)
+            rowAADCount += bytes.count
+        }
+
+        @inline(__always)
+        func appendRowAAD(bigEndian value: UInt64) {
+            reserveRowAAD(8)
+            for i in 0..<8 { rowAAD[rowAADCount + i] = UInt8(truncatingIfNeeded: value >> UInt64(56 - 8 * i)) }
+            rowAADCount += 8
+        }
+
+        @inline(__always)
+        private func reserveRowAAD(_ more: Int) {
+            guard rowAADCount + more > rowAADCapacity else { return }
+            let capacity = max(rowAADCapacity * 2, rowAADCount + more)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            grown.update(from: rowAAD, count: rowAADCount)
+            rowAAD.deallocate()
+            rowAAD = grown
+            rowAADCapacity = capacity
+        }
     }
 
     package init(keys: ItemKeys) {
@@ -133,6 +181,12 @@ package struct RowCodec {
         try mac("", "primary-key", key.bytes)
     }
 
+    /// ``primaryKeyMAC(_:)`` into the 32 bytes at `out`.
+    package func primaryKeyMAC(_ key: PrimaryKey, into out: UnsafeMutablePointer<UInt8>) throws(SecItemError) {
+        let bytes = key.bytes
+        try mac("", "primary-key", into: out) { $0.append(contentsOf: bytes) }
+    }
+
     package func attributeMAC(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(SecItemError) -> [UInt8] {
         let kind = Schema.kind(of: name)
         var out = [UInt8](repeating: 0, count: 32)
@@ -161,6 +215,13 @@ package struct RowCodec {
 
     /// Memoised per data key (two values per class).
     package func syncMAC(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
+        if let last = scratch.lastSync, last.itemClass == itemClass, last.synchronizable == synchronizable { return last.mac }
+        let value = try syncMACMemoised(itemClass, synchronizable)
+        scratch.lastSync = (itemClass, synchronizable, value)
+        return value
+    }
+
+    private func syncMACMemoised(_ itemClass: ItemClass, _ synchronizable: Bool) throws(SecItemError) -> [UInt8] {
         if let known = synchronizable ? scratch.syncMACs[itemClass] : scratch.noSyncMACs[itemClass] { return known }
         let value = try mac(itemClass.rawValue, SecConstant.kSecAttrSynchronizable, [synchronizable ? 1 : 0])
         if synchronizable { scratch.syncMACs[itemClass] = value } else { scratch.noSyncMACs[itemClass] = value }
@@ -220,6 +281,40 @@ package struct RowCodec {
         for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: position >> UInt64(56 - 8 * i))) }
     }
 
+    /// ``appendAssociatedData(to:uuid:itemClass:primaryKeyMAC:indexMAC:version:seq:)`` for a
+    /// stored row, written in place into the scratch buffer
+    /// (``Scratch/rowAssociatedData``): the same bytes, without growing an array.
+    @inline(__always)
+    private func writeAssociatedData<Row: RowColumns>(
+        of row: Row, uuid: UnsafeRawBufferPointer, classText: String, version: Int64
+    ) {
+        let scratch = self.scratch
+        scratch.resetRowAAD()
+        Self.associatedDataPrefix.withUnsafeBytes { scratch.appendRowAAD($0) }
+        scratch.appendRowAAD(UInt8(truncatingIfNeeded: format))
+        scratch.appendRowAAD(uuid)
+        var text = classText
+        text.withUTF8 { utf8 in
+            scratch.appendRowAAD(UInt8(truncatingIfNeeded: utf8.count))
+            scratch.appendRowAAD(UnsafeRawBufferPointer(utf8))
+        }
+        if let pk = row.primaryKeyMAC { scratch.appendRowAAD(pk) }
+        guard format >= 2 else { return }
+        for i in 0..<IndexedColumns.columns.count {
+            if let column = row.indexMAC(i) {
+                scratch.appendRowAAD(1)
+                scratch.appendRowAAD(UInt8(truncatingIfNeeded: column.count))
+                scratch.appendRowAAD(column)
+            } else {
+                scratch.appendRowAAD(0)
+            }
+        }
+        scratch.appendRowAAD(bigEndian: UInt64(bitPattern: version))
+        guard format >= 3 else { return }
+        // A row without a seq cannot be format 3: -1 matches no real row's (they start at 1).
+        scratch.appendRowAAD(bigEndian: UInt64(bitPattern: row.seq ?? -1))
+    }
+
     /// Seals an item into a row stamped with `version` (format 2 or 3: format-1
     /// files are upgraded before they are written), at position `seq` (format 3).
     package func encode(_ item: StoredItem, version: Int64, seq: Int64? = nil) throws(SecItemError) -> EncodedRow {
@@ -266,16 +361,9 @@ package struct RowCodec {
         let version = row.version
         guard version <= maxVersion else { return nil }
         let scratch = self.scratch
-        scratch.aad.removeAll(keepingCapacity: true)
-        appendAssociatedData(
-            to: &scratch.aad, uuid: uuid, itemClass: classText, primaryKeyMAC: row.primaryKeyMAC ?? empty,
-            indexMAC: row.indexMAC, version: version, seq: row.seq)
-        let context = keys.aead
+        writeAssociatedData(of: row, uuid: uuid, classText: classText, version: version)
         let sealed = row.sealed ?? empty
-        let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
-            try context.open(sealed, aad: a, into: &scratch.plain)
-        }
-        guard let length else { return nil }
+        guard let length = try keys.aead.open(sealed, aad: scratch.rowAssociatedData, into: &scratch.plain) else { return nil }
         let data = scratch.plain.withUnsafeBufferPointer { p in
             ItemPlaintext.decodeData(UnsafeBufferPointer(rebasing: p[0..<length]), keeping: keeping)
         }
@@ -302,15 +390,8 @@ package struct RowCodec {
         let sealed = row.sealed ?? empty
         let version = format >= 2 ? row.version : 0
         let scratch = self.scratch
-        scratch.aad.removeAll(keepingCapacity: true)
-        appendAssociatedData(
-            to: &scratch.aad, uuid: uuid, itemClass: classText, primaryKeyMAC: pk, indexMAC: row.indexMAC,
-            version: version, seq: row.seq)
-        let context = keys.aead
-        let length = try scratch.aad.withUnsafeBufferPointer { (a: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
-            try context.open(sealed, aad: a, into: &scratch.plain)
-        }
-        guard let length else {
+        writeAssociatedData(of: row, uuid: uuid, classText: classText, version: version)
+        guard let length = try keys.aead.open(sealed, aad: scratch.rowAssociatedData, into: &scratch.plain) else {
             return .damaged("its ciphertext does not authenticate (edited, or moved from another row)")
         }
         let opened = scratch.plain.withUnsafeBufferPointer { p in
