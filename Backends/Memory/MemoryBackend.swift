@@ -113,12 +113,17 @@ public final class MemoryBackend: SecItemBackend {
         }
 
         mutating func insert(_ item: StoredItem) {
+            insert(item, primaryKey: item.primaryKey, indexKeys: Self.indexKeys(of: item))
+        }
+
+        /// ``insert(_:)`` with the item's primary key and ``indexKeys(of:)`` computed by the caller.
+        mutating func insert(_ item: StoredItem, primaryKey: PrimaryKey, indexKeys: [AttributeIndexKey]) {
             let entry = Entry(seq: nextSeq, item: item)
             items[item.id] = entry
             nextSeq += 1
             order.append(item.id)
-            byPrimaryKey[item.primaryKey] = entry
-            for key in Self.indexKeys(of: item) { byAttribute[key, default: []].insert(item.id) }
+            byPrimaryKey[primaryKey] = entry
+            for key in indexKeys { byAttribute[key, default: []].insert(item.id) }
         }
 
         /// Replaces `old` by `new` (the same id) in every index. `old`'s primary key
@@ -208,9 +213,13 @@ public final class MemoryBackend: SecItemBackend {
     /// Stores `item`; errSecDuplicateItem when its primary key is taken.
     public func add(_ item: StoredItem) throws(SecItemError) {
         try checkFault(.add)
+        // The key and the index keys are computed before the lock: readers wait only
+        // for the hashing.
+        let key = item.primaryKey
+        let indexKeys = Storage.indexKeys(of: item)
         try storage.write { (s: inout Storage) throws(SecItemError) in
-            guard s.byPrimaryKey[item.primaryKey] == nil else { throw SecItemError(errSecDuplicateItem) }
-            s.insert(item)
+            guard s.byPrimaryKey[key] == nil else { throw SecItemError(errSecDuplicateItem) }
+            s.insert(item, primaryKey: key, indexKeys: indexKeys)
         }
     }
 
