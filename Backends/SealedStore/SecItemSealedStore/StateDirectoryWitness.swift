@@ -108,9 +108,15 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
         String(text.map { $0.isNewline ? " " : $0 })
     }
 
+    /// Now, as ISO 8601 in UTC (`2026-12-02T05:40:00Z`), without a formatter: a
+    /// writer records a mark after every commit.
     static func timestamp() -> String {
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: Date())
+        var now = time(nil)
+        var parts = tm()
+        guard gmtime_r(&now, &parts) != nil else { return "?" }
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
     private func ioError(_ what: String, _ path: String, _ code: Int32 = errno) -> SecItemError {
