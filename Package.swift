@@ -214,6 +214,7 @@ let package = Package(
             dependencies: [
                 "SecItemSealedStore", "SecItem", "SecItemCore", "SecItemMemory", "SecItemSQLite", "CSecItemSQLite3", "CSecItemCrypto", "SecItemSecretService",
                 "CSecItemLibsecret", "SecItemPostgreSQL", "CSecItemTSS2",
+                "CSecItemLibpq",  // the minimal libpq baseline (MinimalPostgreSQLBaseline.swift)
             ],
             path: "Benchmarks/SecItemBenchmarks"
         ),

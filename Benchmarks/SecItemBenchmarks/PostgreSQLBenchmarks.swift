@@ -5,9 +5,11 @@ import SecItemPostgreSQL
 import SecItemSQLite
 import SecItemSealedStore
 
-/// The PostgreSQL backend against ``DirectPostgreSQLKeychain``: the same
-/// statements and the same crypto on libpq directly, with no SecItem layer, on a
-/// schema of its own on the same server, in the same run.
+/// The PostgreSQL backend against two baselines on the same server, in the same run,
+/// each on a schema of its own: ``DirectPostgreSQLKeychain`` (`libpq+codec`: the same
+/// statements and the same crypto on libpq directly, with no SecItem layer: what the
+/// layers cost) and ``MinimalPostgreSQLStore`` (`libpq-minimal`: one statement and the
+/// irreducible crypto per operation: what the design costs, issue 24's target).
 ///
 /// Runs when the `PG*` variables name a server (run the benchmark under
 /// `scripts/with-postgresql`, which starts a private one on a Unix socket);
@@ -55,7 +57,14 @@ enum PostgreSQLBenchmarks {
             try raw.lookup(account: last) == 32, try raw.count(label: Workload.label(0, items: items)) == min(100, items)
         else { throw BenchmarkError("the populated stores do not hold the workload's items") }
         let baselines = Baselines.direct("libpq+codec", DirectStore(raw: raw), workload)
-        return try interleaved(workload, rounds: max(1, samples / 50), backend: "postgresql", baselines: baselines)
+        // The irreducible work (issue 24's target: every operation ≤ 1.2× this).
+        let minimal = try MinimalPostgreSQLStore(schema: "bench_min_\(tag)")
+        try minimal.fill(items, make)
+        guard try minimal.lookup(account: last) > 32, try minimal.count(label: Workload.label(0, items: items)) == min(100, items) else {
+            throw BenchmarkError("the minimal baseline does not hold the workload's items")
+        }
+        let second = Baselines.direct("libpq-minimal", minimal, workload)
+        return try interleaved(workload, rounds: max(1, samples / 50), backend: "postgresql", baselines: baselines, second: second)
     }
 }
 

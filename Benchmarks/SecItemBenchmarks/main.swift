@@ -36,6 +36,11 @@ struct Options {
     }
 }
 
+// One host of the fleet group, started by it (FleetBenchmarks.swift).
+if CommandLine.arguments.dropFirst().first == "--fleet-worker" {
+    FleetBenchmarks.worker(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 #if DEBUG
 let banner = """
     ============================================================
