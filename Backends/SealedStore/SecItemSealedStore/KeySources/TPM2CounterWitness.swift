@@ -81,8 +81,12 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
     public func reset(_ store: WitnessedStore, to state: HighWaterMark?, note: String) throws(SecItemError) {
         try files.locked(store) { () throws(SecItemError) in
             let before = try mark(for: store)
-            try redefine(store, at: state?.generation)
-            try files.resetHoldingLock(store, to: state, note: note + " (TPM counter \(tcti) set to it)", before: .some(before))
+            let defined = try redefine(store, at: state?.generation)
+            let counter =
+                state == nil
+                ? " (TPM counter \(tcti) removed)"
+                : defined ? " (TPM counter \(tcti) set to it)" : " (no TPM counter: the TPM at \(tcti) has no room for one)"
+            try files.resetHoldingLock(store, to: state, note: note + counter, before: .some(before))
         }
     }
 
@@ -149,7 +153,10 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
     }
 
     /// Undefines the store's pair and, with a generation, defines it anew there.
-    private func redefine(_ store: WitnessedStore, at generation: Int64?) throws(SecItemError) {
+    /// - Returns: Whether a counter stands at the generation now (a TPM without room
+    ///   for one leaves the evidence to the state directory; that is no error).
+    /// - Throws: When the old pair cannot be undefined (it would keep refusing).
+    private func redefine(_ store: WitnessedStore, at generation: Int64?) throws(SecItemError) -> Bool {
         let floor = try TPM2Connection.with(tcti, context(store), primary: false) { (tpm) throws(SecItemError) -> Int64? in
             var pair: UInt32
             switch try locate(tpm, store) {
@@ -158,12 +165,13 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
                 try tpm.nvUndefine(found)
                 pair = found
             case .free(let free): pair = free
-            case .full: throw SecItemError(errSecIO, "no free NV index for the keychain's rollback counter")
+            case .full: return nil
             }
             guard let generation else { return nil }
-            return try define(tpm, store, pair, at: generation)
+            return try? define(tpm, store, pair, at: generation)
         }
         remember(store, floor)
+        return floor != nil
     }
 
     /// Defines (or completes) the pair at `pair` so that the counter vouches for `generation`.
@@ -229,6 +237,8 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
             let counterOurs = counter.map { $0.attributes & Self.typeMask == Self.counterAttributes & Self.typeMask } ?? true
             let recordOurs = record.map { !$0.written && $0.attributes & Self.typeMask == Self.recordAttributes & Self.typeMask } ?? true
             if counterOurs && recordOurs && free == nil { free = pair }
+            // A pair never used: the store's own is not further on (it takes the first free one).
+            if counter == nil && record == nil { break }
         }
         return free.map { .free($0) } ?? .full
     }
