@@ -43,14 +43,28 @@ let package = Package(
     ],
     targets: [
         // MARK: Core and the module users import
-        .target(name: "SecItemCore", dependencies: ["CSecItemLinkHook"], path: "Sources/SecItemCore"),
-        // The built-in settings' registration hook: the core's weak reference to what SecItem
+        // `import SecItem` re-exports SecItemAPI whole (Sources/SecItem/Exports.swift), and
+        // SecItemAPI re-exports SecItemSecurity: Apple's names and `SecItem…` names only, so
+        // an app's own `Keychain` or `ItemClass` never clashes (docs/architecture.md, "Modules").
+        // Apple's Security names: kSec…, errSec…, OSStatus, the CF types, SecItemError,
+        // SecAccessControl, SecKey/SecCertificate/SecIdentity as values. Foundation only.
+        .target(name: "SecItemSecurity", path: "Sources/SecItemSecurity"),
+        // The item model backends work on: StoredItem, ItemQuery, AttributeValue, AccessGroups,
+        // the access gate, the parsing of query dictionaries. Generic names: never re-exported by SecItem.
+        .target(name: "SecItemModel", dependencies: ["SecItemSecurity"], path: "Sources/SecItemModel"),
+        // The `SecItem…` types: SecItemClient, the SecItemBackend protocol and its capabilities,
+        // SecItemConfiguration and the settings. Re-exports SecItemSecurity.
+        .target(name: "SecItemAPI", dependencies: ["SecItemSecurity", "SecItemModel", "CSecItemLinkHook"], path: "Sources/SecItemAPI"),
+        // The built-in settings' registration hook: the API's weak reference to what SecItem
         // declares, so that the config file knows every built-in key before anything else runs.
         .target(name: "CSecItemLinkHook", path: "Sources/CSecItemLinkHook", cSettings: cWarnings),
+        // The backend writer's kit, one import: re-exports the three above, and adds the provider
+        // protocol (SecItemBackendProvider, BackendAvailability) and MaintainableStore.
+        .target(name: "SecItemCore", dependencies: ["SecItemSecurity", "SecItemModel", "SecItemAPI"], path: "Sources/SecItemCore"),
         .target(
             name: "SecItem",
             dependencies: [
-                "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSealedStore",
+                "SecItemAPI", "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemSealedStore",
                 .target(name: "SecItemSecretService", condition: .when(traits: ["SecretService"])),
                 .target(name: "SecItemPolkit", condition: .when(traits: ["Polkit"])),
                 .target(name: "SecItemPostgreSQL", condition: .when(traits: ["PostgreSQL"])),
@@ -371,9 +385,10 @@ let package = Package(
 
 // Manifest-wide strictness (swift-log's approach): Swift 6 language mode is the
 // default for tools-version 6; add upcoming features that keep the code honest.
-// The source-compatibility targets are compiled as users compile their code (plain Swift 6
-// mode), so that what they prove holds for an app that turns on none of these.
-let userStyleTargets: Set<String> = ["SourceCompatibilityTests", "ClashingNamesLibrary"]
+// The source-compatibility targets, and the helper written as an app is (`import SecItem`
+// only), are compiled as users compile their code (plain Swift 6 mode), so that what they
+// prove holds for an app that turns on none of these.
+let userStyleTargets: Set<String> = ["SourceCompatibilityTests", "ClashingNamesLibrary", "SecItemAppHelper"]
 for target in package.targets where target.type != .system && !userStyleTargets.contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))

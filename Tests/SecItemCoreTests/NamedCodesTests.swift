@@ -14,9 +14,9 @@ struct NamedCodesTests {
 
     /// The files that define the codes.
     static let definingFiles: Set<String> = [
-        "Sources/SecItemCore/Constants.swift",
-        "Sources/SecItemCore/ConstantStrings.swift",
-        "Sources/SecItemCore/Schema.swift",
+        "Sources/SecItemSecurity/Constants.swift",
+        "Sources/SecItemSecurity/ConstantStrings.swift",
+        "Sources/SecItemModel/Schema.swift",
     ]
 
     /// Codes that are also ordinary words of another vocabulary used in the sources: a
@@ -41,7 +41,7 @@ struct NamedCodesTests {
     /// four-letter string of the schema's tables; numbers (`kSecAttrKeyTypeRSA` is "42") aside.
     static func codes() throws -> Set<String> {
         var codes = Set<String>()
-        for file in ["Sources/SecItemCore/ConstantStrings.swift", "Sources/SecItemCore/Schema.swift"] {
+        for file in ["Sources/SecItemSecurity/ConstantStrings.swift", "Sources/SecItemModel/Schema.swift"] {
             let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
             for pattern in [#"package static let kSec\w+ = "([^"]+)""#, #""([a-z]{4})""#] {
                 let regex = try NSRegularExpression(pattern: pattern)
@@ -72,7 +72,7 @@ struct NamedCodesTests {
         // The test must see the codes it guards and the files it reads.
         #expect(codes.isSuperset(of: ["agrp", "pdmn", "accc", "mdat", "svce", "acct", "v_Data", "r_Attributes", "m_LimitAll", "ak", "alis"]))
         let files = Self.sourceFiles()
-        #expect(files.contains("Sources/SecItemCore/SecItemClient.swift") && files.count > 100)
+        #expect(files.contains("Sources/SecItemAPI/SecItemClient.swift") && files.count > 100)
 
         let literal = try NSRegularExpression(pattern: #""([^"\\\s]{1,20})""#)
         var found: [String] = []

@@ -15,7 +15,7 @@ struct ErrorMessageTests {
 
     /// `errSec…` name → value, read from Status.swift's declarations.
     static func declaredStatuses() throws -> [String: OSStatus] {
-        let text = try String(contentsOf: root.appendingPathComponent("Sources/SecItemCore/Status.swift"), encoding: .utf8)
+        let text = try String(contentsOf: root.appendingPathComponent("Sources/SecItemSecurity/Status.swift"), encoding: .utf8)
         let regex = try NSRegularExpression(pattern: #"public let (errSec\w+): OSStatus = (-?\d+)"#)
         var out: [String: OSStatus] = [:]
         for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {

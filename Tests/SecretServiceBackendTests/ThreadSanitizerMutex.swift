@@ -2,6 +2,6 @@
 import SecItemCore
 
 /// Under `scripts/test --sanitizer thread` only: a lock ThreadSanitizer sees
-/// (SecItemCore's ThreadSanitizerMutex.swift says why).
+/// (SecItemModel's ThreadSanitizerMutex.swift says why).
 typealias Mutex<Value: ~Copyable> = ThreadSanitizerMutex<Value>
 #endif

@@ -3,7 +3,7 @@
 // SecCertificateCreateWithData, SecKeyCreateWithData and SecPKCS12Import.
 internal import CSecItemKeys
 package import Foundation
-package import SecItemCore
+import SecItemCore
 
 /// One object a key or certificate file holds.
 package enum KeyFileObject {
