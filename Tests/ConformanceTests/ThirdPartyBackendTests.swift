@@ -26,8 +26,9 @@ struct ThirdPartyBackendTests {
         return result
     }
 
-    /// The core's targets: the module and its link-time hook (C, no library).
-    static let core: Set<String> = ["SecItemCore", "CSecItemLinkHook"]
+    /// The core's targets: SecItemCore, the modules it re-exports (Apple's names, the item model,
+    /// the `SecItem…` API) and the settings' link-time hook (C, no library).
+    static let core: Set<String> = ["SecItemCore", "SecItemAPI", "SecItemModel", "SecItemSecurity", "CSecItemLinkHook"]
 
     /// Every target `target` depends on, directly or not, per `swift package describe`.
     static func closure(of target: String, in targets: [String: [String]]) -> Set<String> {
