@@ -4,35 +4,6 @@ import SecItemCore
 import SecItemSealedStore
 import Testing
 
-/// A row as a store hands it back: the encoded columns in buffers of their own, read in place.
-private final class MemoryRow: RowColumns {
-    let row: EncodedRow
-    private let allocations: [UnsafeMutableRawBufferPointer]
-    private let buffers: [UnsafeRawBufferPointer]
-
-    init(_ row: EncodedRow) {
-        self.row = row
-        let columns = [row.uuid, row.primaryKeyMAC, row.sealed] + row.indexMACs.map { $0 ?? [] }
-        allocations = columns.map { bytes in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-            buffer.copyBytes(from: bytes)
-            return buffer
-        }
-        buffers = zip(allocations, columns).map { UnsafeRawBufferPointer(rebasing: $0[0..<$1.count]) }
-    }
-
-    deinit { for buffer in allocations { buffer.deallocate() } }
-
-    var uuid: UnsafeRawBufferPointer? { buffers[0] }
-    var itemClass: String? { row.itemClass }
-    var primaryKeyMAC: UnsafeRawBufferPointer? { buffers[1] }
-    func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? {
-        row.indexMACs[index] == nil ? nil : buffers[3 + index]
-    }
-    var version: Int64 { row.version }
-    var sealed: UnsafeRawBufferPointer? { buffers[2] }
-}
-
 @Suite struct RowCodecTests {
     private func item(_ random: inout SeededRandom, _ i: Int) -> StoredItem {
         let secret = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -54,19 +25,19 @@ private final class MemoryRow: RowColumns {
         for i in 0..<20 {
             let original = item(&random, i)
             let encoded = try codec.encode(original, version: 3)
-            guard case .item(let decoded, let version) = try codec.decode(MemoryRow(encoded), maxVersion: 3) else {
+            guard case .item(let decoded, let version) = try codec.decode(StoredRow(encoded), maxVersion: 3) else {
                 Issue.record("row \(i) did not decode")
                 continue
             }
             #expect(decoded == original)
             #expect(version == 3)
-            if case .item = try other.decode(MemoryRow(encoded), maxVersion: 3) { Issue.record("another key opened row \(i)") }
+            if case .item = try other.decode(StoredRow(encoded), maxVersion: 3) { Issue.record("another key opened row \(i)") }
             var tampered = encoded
             let at = Int.random(in: 0..<tampered.sealed.count, using: &random)
             tampered.sealed[at] ^= 0x01
-            if case .item = try codec.decode(MemoryRow(tampered), maxVersion: 3) { Issue.record("a flipped byte passed in row \(i)") }
+            if case .item = try codec.decode(StoredRow(tampered), maxVersion: 3) { Issue.record("a flipped byte passed in row \(i)") }
             // A row from the future (a version past the committed generation) is refused.
-            if case .item = try codec.decode(MemoryRow(encoded), maxVersion: 2) { Issue.record("row \(i) from the future passed") }
+            if case .item = try codec.decode(StoredRow(encoded), maxVersion: 2) { Issue.record("row \(i) from the future passed") }
         }
     }
 

@@ -39,13 +39,8 @@ struct Bootstrap {
             }
             header = try parse(meta)
         }
-        let resolved = try KeyEncryptionKey.forExisting(
-            configuration.keySource, configuration.keyContext, header: header)
-        guard let dataKey = try header.unwrap(kek: resolved.kek) else {
-            let what = header.protection == .passphrase ? "passphrase" : "key"
-            throw SecItemError(errSecAuthFailed, "the \(what) does not unlock the keychain \(store)")
-        }
-        return (header, resolved.kek, RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(header.format))))
+        let (kek, codec) = try header.unlock(configuration.keySource, configuration.keyContext)
+        return (header, kek, codec)
     }
 
     private func fail(_ error: PQFailure) -> SecItemError {
@@ -107,20 +102,15 @@ struct Bootstrap {
                 try run("COMMIT")
                 return nil
             }
-            let kek = try KeyEncryptionKey.forNewWrapping(
-                configuration.keySource, configuration.keyContext)
+            let (header, kek, keys) = try KeychainHeader.forNewStore(
+                configuration.keySource, configuration.keyContext, format: KeychainHeader.formatVersion)
             uncommitted = kek
-            let keys = try ItemKeys.generate(format: Int(KeychainHeader.formatVersion))
-            var header = KeychainHeader(
-                protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1)
-            header.protect(with: kek)
-            header.storeID = try KeychainHeader.newStoreID()
-            try header.wrap(keys.dataKey, kek: kek.kek)
             try PostgreSQLSession.putMeta(sql.putMeta, "schema", .integer(PostgreSQLBackend.schemaVersion), q)
             for (key, value) in header.metaValues { try PostgreSQLSession.putMeta(sql.putMeta, key, value, q) }
-            let empty = RowSetCommitment(generation: 0)
+            let empty = try RowSetCommitment(generation: 0).sealed(keys.mac)
             let created = try q(
-                sql.createState, [.int64(0), .int64(0), .bytes(empty.cells), .bytes(try empty.mac(keys.mac)), .int64(header.epoch)])
+                sql.createState,
+                [.int64(empty.generation), .int64(empty.count), .bytes(empty.cells), .bytes(empty.mac), .int64(header.epoch)])
             guard created.affected == 1 else {
                 throw SecItemError(
                     errSecInvalidKeychain,

@@ -53,7 +53,7 @@ package final class DirectPostgreSQLKeychain {
 
     /// BEGIN, lock the state row, INSERT, update the commitment, COMMIT.
     package func add(account: String, label: String, data: [UInt8]) throws(SecItemError) {
-        try session.write { () throws(SecItemError) in try session.insert(item(account: account, label: label, data: data)) }
+        try session.write { () throws(SecItemError) in try session.insertItem(item(account: account, label: label, data: data)) }
     }
 
     /// One SELECT by primary-key HMAC (with the epoch and generation), one GCM open.
@@ -86,7 +86,7 @@ package final class DirectPostgreSQLKeychain {
             var changed = match.item
             changed.data = Data(data)
             changed.attributes[SecConstant.kSecAttrModificationDate] = .date(Date())
-            try session.rewrite(match, with: changed)
+            try session.replaceItems([match], with: [changed])
             return 1
         }
     }
@@ -95,7 +95,7 @@ package final class DirectPostgreSQLKeychain {
     package func delete(account: String) throws(SecItemError) -> Int {
         try session.write { () throws(SecItemError) -> Int in
             guard let match = try locked(account) else { return 0 }
-            try session.remove([match])
+            try session.removeItems([match])
             return 1
         }
     }
@@ -125,7 +125,7 @@ package final class DirectPostgreSQLKeychain {
         try session.write { () throws(SecItemError) in
             for i in 0..<count {
                 let (account, label, data) = make(i)
-                try session.insert(item(account: account, label: label, data: data))
+                try session.insertItem(item(account: account, label: label, data: data))
             }
         }
     }

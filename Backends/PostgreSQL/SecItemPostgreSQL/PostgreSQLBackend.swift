@@ -64,9 +64,7 @@ public final class PostgreSQLBackend: SecItemBackend {
 
     public func add(_ item: StoredItem) throws(SecItemError) {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "adding an item") { () throws(SecItemError) -> Void in
-                try s.write { () throws(SecItemError) in try s.insert(item) }
-            }
+            try s.call(during: "adding an item") { () throws(SecItemError) -> Void in try s.addItem(item) }
         }
     }
 
@@ -80,37 +78,13 @@ public final class PostgreSQLBackend: SecItemBackend {
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "updating items") { () throws(SecItemError) -> Int in
-                try s.write { () throws(SecItemError) -> Int in
-                    let old = try s.matches(query, limit: nil, inWrite: true)
-                    guard !old.isEmpty else { return 0 }
-                    let updated = old.map { transform($0.item) }
-                    // Rows are rewritten one by one under a UNIQUE constraint; when one
-                    // takes a key another updated row is about to give up, park them all first.
-                    let oldKeys = Set(old.map(\.primaryKeyMAC))
-                    var newKeys: [[UInt8]] = []
-                    for item in updated { newKeys.append(try s.codec.primaryKeyMAC(item.primaryKey)) }
-                    if newKeys.contains(where: { oldKeys.contains($0) }) {
-                        try s.change(
-                            s.sql.park, [.text(PostgreSQLSession.arrayLiteral(old.map(\.seq)))], rows: old.count, "updating items")
-                    }
-                    for (match, item) in zip(old, updated) { try s.rewrite(match, with: item) }
-                    return old.count
-                }
-            }
+            try s.call(during: "updating items") { () throws(SecItemError) -> Int in try s.updateItems(matching: query, transform) }
         }
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "deleting items") { () throws(SecItemError) -> Int in
-                try s.write { () throws(SecItemError) -> Int in
-                    let doomed = try s.matches(query, limit: nil, inWrite: true)
-                    guard !doomed.isEmpty else { return 0 }
-                    try s.remove(doomed)
-                    return doomed.count
-                }
-            }
+            try s.call(during: "deleting items") { () throws(SecItemError) -> Int in try s.deleteItems(matching: query) }
         }
     }
 

@@ -35,7 +35,7 @@ extension PostgreSQLSession {
     }
 
     func readHeader() throws(SecItemError) -> KeychainHeader {
-        try Self.header(Self.metaValues(try exec(sql.readMeta)), store: configuration.keyContext.store)
+        try Self.header(readHeaderValues(), store: configuration.keyContext.store)
     }
 
     /// The header of a PostgreSQL keychain: the file format's, always format 2,
@@ -80,11 +80,6 @@ extension PostgreSQLSession {
         return bumped
     }
 
-    func writeHeader(_ header: KeychainHeader) throws(SecItemError) {
-        _ = try exec(sql.deleteScryptMeta)
-        for (key, value) in header.metaValues { try Self.putMeta(sql.putMeta, key, value, exec) }
-    }
-
     static func putMeta(
         _ statement: String, _ key: String, _ value: KeychainHeader.MetaValue,
         _ exec: (String, [PQValue]) throws(SecItemError) -> PQResult
@@ -116,12 +111,9 @@ extension PostgreSQLSession {
             throw SecItemError(errSecDecode, "cannot rotate the data key: \(scan.damaged) damaged rows would be lost")
         }
         let newCodec = RowCodec(keys: try ItemKeys.generate(format: Int(KeychainHeader.formatVersion)))
-        var fresh = RowSetCommitment(generation: commitment.generation)
-        for match in scan.items {
-            let row = try newCodec.encode(match.item, version: writeVersion)
-            try change(sql.rewrite, rowValues(row) + [.int64(match.seq)], rows: 1, "re-encrypting an item")
-            try fresh.insert(row.element, newCodec.keys.mac)
-        }
+        let version = writeVersion
+        var fresh = try reencrypt(scan.items, under: newCodec, version: version, moving: false)
+        fresh.generation = version - 1  // the write stamps `version` when it stores the state row
         if let newKEK {
             header.protect(with: newKEK)
             kek = newKEK.kek

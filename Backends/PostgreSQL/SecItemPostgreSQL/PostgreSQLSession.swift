@@ -164,19 +164,7 @@ final class PostgreSQLSession: @unchecked Sendable {
     /// The committed state as it is now, authenticated (one query).
     /// - Throws: `errSecInvalidKeychain` when it does not authenticate.
     func currentState() throws(SecItemError) -> HighWaterMark {
-        let r = try exec(sql.readState)
-        guard r.rows == 1, let generation = r.int64(0, 0), let count = r.int64(0, 1), let epoch = r.int64(0, 4) else {
-            throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its row-set commitment (state row)")
-        }
-        if epoch != header.epoch { throw staleKeys() }
-        guard let state = RowSetCommitment(generation: generation, count: count, cells: r.array(0, 2) ?? []),
-            let mac = r.array(0, 3), mac == (try state.mac(codec.keys.mac))
-        else {
-            throw SecItemError(
-                errSecInvalidKeychain,
-                "the PostgreSQL keychain was altered outside secitem: its row-set commitment does not authenticate")
-        }
-        return HighWaterMark(generation: generation, digest: Array(mac.prefix(16)), storeID: header.storeID)
+        HighWaterMark(try authenticatedState(store: configuration.keyContext.store).1, storeID: header.storeID)
     }
 
     /// A read saw the store at `observed` (generation and MAC from its own statement):
@@ -275,7 +263,7 @@ final class PostgreSQLSession: @unchecked Sendable {
         do throws(SecItemError) {
             let r = try exec(sql.lockState)
             guard r.rows == 1, let generation = r.int64(0, 0), let count = r.int64(0, 1), let cells = r.array(0, 2),
-                let stored = r.array(0, 3), let epoch = r.int64(0, 4)
+                let mac = r.array(0, 3), let epoch = r.int64(0, 4)
             else {
                 throw SecItemError(errSecInvalidKeychain, "the PostgreSQL keychain lost its row-set commitment (state row)")
             }
@@ -284,27 +272,20 @@ final class PostgreSQLSession: @unchecked Sendable {
                 let found = try alterations()
                 if !found.isEmpty { throw Self.altered(found, schema: sql.schema) }
             }
-            guard let locked = RowSetCommitment(generation: generation, count: count, cells: cells),
-                stored == (try locked.mac(codec.keys.mac))
-            else {
+            let stored = StoredRowSetState(generation: generation, count: count, cells: cells, mac: mac)
+            guard let locked = try RowSetCommitment.authenticated(stored, codec.keys.mac) else {
                 throw SecItemError(
                     errSecInvalidKeychain,
                     "the PostgreSQL keychain was altered outside secitem: its row-set commitment does not authenticate")
             }
             // The row is locked: every mark recorded so far is of a state at or below it.
-            try rollback.check(HighWaterMark(generation: generation, digest: Array(stored.prefix(16)), storeID: header.storeID))
+            try rollback.check(HighWaterMark(stored, storeID: header.storeID))
             commitment = locked
             let result = try body()
-            commitment.generation = writeVersion
-            let state = commitment
-            let mac = try state.mac(codec.keys.mac)
-            try change(
-                sql.writeState,
-                [.int64(state.generation), .int64(state.count), .bytes(state.cells), .bytes(mac), .int64(header.epoch)],
-                rows: 1, "storing the row-set commitment")
+            let state = try storeCommitment()
             _ = try exec(sql.commit)
             // Committed: only now may it become this host's mark.
-            rollback.committed(HighWaterMark(generation: state.generation, digest: Array(mac.prefix(16)), storeID: header.storeID))
+            rollback.committed(HighWaterMark(state, storeID: header.storeID))
             return result
         } catch {
             (header, kek, codec) = saved

@@ -25,39 +25,33 @@ struct SQL {
     }
 
     /// The columns of a row, as ``PostgreSQLSession/Row`` reads them.
-    static let columns = ["seq", "uuid", "class", "pk"] + IndexedColumns.columns + ["version", "ct"]
+    static let columns = ["seq"] + EncodedRow.columns
     static let rowColumns = columns.map { "i.\($0)" }.joined(separator: ", ")
 
     /// The schema's tables, created in one transaction under ``advisoryLock``.
     var createSchema: String {
-        """
-        CREATE SCHEMA IF NOT EXISTS \(q);
-        CREATE TABLE IF NOT EXISTS \(q).meta(
-            key TEXT PRIMARY KEY,
-            number BIGINT,
-            bytes BYTEA,
-            text TEXT);
-        CREATE TABLE IF NOT EXISTS \(q).items(
-            seq BIGSERIAL PRIMARY KEY,
-            uuid BYTEA NOT NULL UNIQUE,
-            class TEXT NOT NULL,
-            pk BYTEA NOT NULL UNIQUE,
-            h_svce BYTEA, h_acct BYTEA, h_srvr BYTEA, h_labl BYTEA,
-            h_agrp BYTEA NOT NULL, h_sync BYTEA NOT NULL,
-            version BIGINT NOT NULL,
-            ct BYTEA NOT NULL);
-        CREATE TABLE IF NOT EXISTS \(q).state(
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            epoch BIGINT NOT NULL,
-            generation BIGINT NOT NULL,
-            count BIGINT NOT NULL,
-            cells BYTEA NOT NULL,
-            mac BYTEA NOT NULL);
-        CREATE INDEX IF NOT EXISTS items_svce ON \(q).items(h_svce);
-        CREATE INDEX IF NOT EXISTS items_acct ON \(q).items(h_acct);
-        CREATE INDEX IF NOT EXISTS items_srvr ON \(q).items(h_srvr);
-        CREATE INDEX IF NOT EXISTS items_labl ON \(q).items(h_labl);
-        """
+        func type(_ kind: SealedTables.Kind) -> String {
+            switch kind {
+            case .bytes: "BYTEA"
+            case .text: "TEXT"
+            case .integer: "BIGINT"
+            }
+        }
+        return """
+            CREATE SCHEMA IF NOT EXISTS \(q);
+            CREATE TABLE IF NOT EXISTS \(q).meta(
+                key TEXT PRIMARY KEY,
+                number BIGINT,
+                bytes BYTEA,
+                text TEXT);
+            CREATE TABLE IF NOT EXISTS \(q).items\(
+                SealedTables.render(SealedTables.itemLines(), first: ["seq BIGSERIAL PRIMARY KEY"], types: type))
+            CREATE TABLE IF NOT EXISTS \(q).state\(
+                SealedTables.render(
+                    SealedTables.stateLines, first: ["id INTEGER PRIMARY KEY CHECK (id = 1)", "epoch BIGINT NOT NULL"], types: type))
+
+            """ + SealedTables.indexes.map { "CREATE INDEX IF NOT EXISTS items_\($0.suffix) ON \(q).items(\($0.column));" }
+            .joined(separator: "\n")
     }
 
     /// The transaction-scoped advisory lock that serializes creation across hosts.
@@ -148,7 +142,7 @@ struct SQL {
     private static let rowParameters =
         ["$1::bytea", "$2::text", "$3::bytea"] + (0..<IndexedColumns.columns.count).map { "$\($0 + 4)::bytea" }
         + ["$\(4 + IndexedColumns.columns.count)::bigint", "$\(5 + IndexedColumns.columns.count)::bytea"]
-    private static let writtenColumns = ["uuid", "class", "pk"] + IndexedColumns.columns + ["version", "ct"]
+    private static let writtenColumns = EncodedRow.columns
 
     var insert: String {
         "INSERT INTO \(q).items(\(Self.writtenColumns.joined(separator: ", "))) VALUES (\(Self.rowParameters.joined(separator: ", ")))"
@@ -161,8 +155,8 @@ struct SQL {
     }
 
     /// Moves rows' primary-key HMACs out of the way (to their UUIDs) before a
-    /// rewrite swaps keys among them.
-    var park: String { "UPDATE \(q).items SET pk = uuid WHERE seq = ANY($1::bigint[])" }
+    /// rewrite swaps keys among them (``SealedRowStorage/clearPrimaryKeys(at:)``).
+    var clearPrimaryKeys: String { "UPDATE \(q).items SET pk = uuid WHERE seq = ANY($1::bigint[])" }
 
     var delete: String { "DELETE FROM \(q).items WHERE seq = ANY($1::bigint[])" }
 

@@ -10,18 +10,12 @@ enum KeychainCreation {
     static func createIfMissing(_ configuration: SQLiteBackend.Configuration) throws(SecItemError) -> Bool {
         let path = configuration.path
         if FileSystem.exists(path) { return false }
-        let kek = try KeyEncryptionKey.forNewWrapping(configuration.keySource, configuration.keyContext)
+        let (header, kek, keys) = try KeychainHeader.forNewStore(
+            configuration.keySource, configuration.keyContext, format: KeychainHeader.fileFormatVersion)
         // Until the file is linked into place, what the source stored for the key (a
         // keyring item) is removed on any way out: a failed creation leaves nothing.
         var linked = false
         defer { if !linked { KeyEncryptionKey.discard(kek, configuration.keySource, configuration.keyContext) } }
-        let keys = try ItemKeys.generate(format: Int(KeychainHeader.fileFormatVersion))
-        var header = KeychainHeader(
-            protection: kek.protection, scrypt: kek.scrypt, salt: kek.salt, wrappedDataKey: [], epoch: 1,
-            format: KeychainHeader.fileFormatVersion)
-        header.protect(with: kek)
-        header.storeID = try KeychainHeader.newStoreID()
-        try header.wrap(keys.dataKey, kek: kek.kek)
 
         try FileSystem.makePrivateParentDirectories(of: path)
         let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -45,8 +39,8 @@ enum KeychainCreation {
             try db.execute("PRAGMA application_id=1397048649")  // 'SECI'
             try db.transaction(write: true) { () throws(SecItemError) in
                 try db.execute(KeychainSchema.format2)
-                try header.write(db)
-                try RowSetState.write(RowSetCommitment(generation: 1), keys: keys, db)
+                try db.writeHeaderValues(header.metaValues)
+                try db.writeStateRow(try RowSetCommitment(generation: 1).sealed(keys.mac))
             }
         }
         let fileFD = open(temp, O_RDONLY | O_CLOEXEC)

@@ -9,47 +9,32 @@ import SecItemSealedStore
 /// definition makes the file refused (`errSecInvalidKeychain`, naming what was
 /// found) before anything is read or written.
 enum KeychainSchema {
-    /// Format 1 (read, and upgraded on the first write).
-    static let format1 = """
-        CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID;
-        CREATE TABLE items(
-            seq INTEGER PRIMARY KEY,
-            uuid BLOB NOT NULL UNIQUE,
-            class TEXT NOT NULL,
-            pk BLOB NOT NULL UNIQUE,
-            h_svce BLOB, h_acct BLOB, h_srvr BLOB, h_labl BLOB,
-            h_agrp BLOB NOT NULL, h_sync BLOB NOT NULL,
-            ct BLOB NOT NULL);
-        CREATE INDEX items_svce ON items(h_svce);
-        CREATE INDEX items_acct ON items(h_acct);
-        CREATE INDEX items_srvr ON items(h_srvr);
-        CREATE INDEX items_labl ON items(h_labl);
-        """
+    /// SQLite's name for each kind of column.
+    private static func type(_ kind: SealedTables.Kind) -> String {
+        switch kind {
+        case .bytes: "BLOB"
+        case .text: "TEXT"
+        case .integer: "INTEGER"
+        }
+    }
 
-    /// Format 2's tables after `meta` (which both formats share, so an upgrade adds these).
-    static let format2Tables = """
-        CREATE TABLE state(
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            generation INTEGER NOT NULL,
-            count INTEGER NOT NULL,
-            cells BLOB NOT NULL,
-            mac BLOB NOT NULL);
-        CREATE TABLE sealed_items(
-            seq INTEGER PRIMARY KEY,
-            uuid BLOB NOT NULL UNIQUE,
-            class TEXT NOT NULL,
-            pk BLOB NOT NULL UNIQUE,
-            h_svce BLOB, h_acct BLOB, h_srvr BLOB, h_labl BLOB,
-            h_agrp BLOB NOT NULL, h_sync BLOB NOT NULL,
-            version INTEGER NOT NULL,
-            ct BLOB NOT NULL);
-        CREATE INDEX sealed_items_svce ON sealed_items(h_svce);
-        CREATE INDEX sealed_items_acct ON sealed_items(h_acct);
-        CREATE INDEX sealed_items_srvr ON sealed_items(h_srvr);
-        CREATE INDEX sealed_items_labl ON sealed_items(h_labl);
-        """
+    /// An items table (``SealedTables/itemLines(withVersion:)``) and its indexes.
+    private static func itemsTable(_ name: String, withVersion: Bool) -> String {
+        "CREATE TABLE \(name)"
+            + SealedTables.render(SealedTables.itemLines(withVersion: withVersion), first: ["seq INTEGER PRIMARY KEY"], types: type)
+            + SealedTables.indexes.map { "\nCREATE INDEX \(name)_\($0.suffix) ON \(name)(\($0.column));" }.joined()
+    }
 
     static let meta = "CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID;"
+
+    /// Format 1 (read, and upgraded on the first write): `meta` and `items`.
+    static let format1 = meta + "\n" + itemsTable("items", withVersion: false)
+
+    /// Format 2's tables after `meta` (which both formats share, so an upgrade adds these).
+    static let format2Tables =
+        "CREATE TABLE state"
+        + SealedTables.render(SealedTables.stateLines, first: ["id INTEGER PRIMARY KEY CHECK (id = 1)"], types: type)
+        + "\n" + itemsTable("sealed_items", withVersion: true)
 
     /// Format 2, whole.
     static let format2 = meta + "\n" + format2Tables

@@ -9,7 +9,7 @@ extension SQLiteBackend: SecItemBatchAdding {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
             try c.write { () throws(SecItemError) in
                 for (index, item) in items.enumerated() {
-                    try c.insert(item)
+                    try c.insertItem(item)
                     progress(index + 1)
                 }
             }

@@ -86,9 +86,7 @@ public final class SQLiteBackend: SecItemBackend {
     // MARK: SecItemBackend
 
     public func add(_ item: StoredItem) throws(SecItemError) {
-        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.write { () throws(SecItemError) in try c.insert(item) }
-        }
+        try withConnection { (c: SQLiteConnection) throws(SecItemError) in try c.addItem(item) }
     }
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
@@ -98,35 +96,11 @@ public final class SQLiteBackend: SecItemBackend {
     }
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
-        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.write { () throws(SecItemError) in
-                let old = try c.matches(query, limit: nil, elements: true)
-                guard !old.isEmpty else { return 0 }
-                let new = old.map { transform($0.item) }
-                // Rows are rewritten one by one under a UNIQUE index; when one takes a
-                // key another updated row is about to give up, park them all first.
-                if old.count > 1 {
-                    let oldKeys = Set(old.map(\.primaryKeyMAC))
-                    var takesAnOldKey = false
-                    for item in new where oldKeys.contains(try c.codec.primaryKeyMAC(item.primaryKey)) {
-                        takesAnOldKey = true
-                    }
-                    if takesAnOldKey { try c.park(old) }
-                }
-                for (match, item) in zip(old, new) { try c.rewrite(match, with: item) }
-                return old.count
-            }
-        }
+        try withConnection { (c: SQLiteConnection) throws(SecItemError) in try c.updateItems(matching: query, transform) }
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
-        try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.write { () throws(SecItemError) in
-                let doomed = try c.matches(query, limit: nil, elements: true)
-                for match in doomed { try c.remove(match) }
-                return doomed.count
-            }
-        }
+        try withConnection { (c: SQLiteConnection) throws(SecItemError) in try c.deleteItems(matching: query) }
     }
 
     // MARK: Maintenance

@@ -23,6 +23,10 @@ package enum IndexedColumns {
 
 /// A row as it is written.
 package struct EncodedRow {
+    /// The columns of a sealed row, in the order every store writes them (the file's
+    /// `sealed_items` and PostgreSQL's `items`; a store adds its own `seq`).
+    package static let columns = ["uuid", "class", "pk"] + IndexedColumns.columns + ["version", "ct"]
+
     package var uuid: [UInt8]
     package var itemClass: String
     package var primaryKeyMAC: [UInt8]

@@ -2,11 +2,22 @@ import Foundation
 import SecItemCore
 import SecItemSealedStore
 
-/// Reading an open keychain: finding rows by a query (planned onto the HMAC
-/// columns), scanning every row, and verifying the file against its commitment.
+/// The prepared statements of searches, made once per connection and format.
+struct SearchStatements {
+    /// The damage probes of ``SQLiteConnection/damagedCandidates(_:)``, by the mask of
+    /// attributes they test.
+    var probes = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
+    /// `SELECT … WHERE pk = ?`.
+    var byPrimaryKey: Statement?
+    /// The lookup returning data alone (``SQLiteConnection/dataByPrimaryKey(_:_:group:synchronizable:)``).
+    var dataByPrimaryKey: Statement?
+}
+
+/// Finding rows by a query: planned onto the HMAC columns, each candidate opened and
+/// filtered with the core's matcher.
 extension SQLiteConnection {
     /// The SELECT list: seq, then the codec's columns.
-    private var selectColumns: String {
+    var selectColumns: String {
         (["seq", "uuid", "class", "pk"] + IndexedColumns.columns + (format >= 2 ? ["version", "ct"] : ["ct"]))
             .joined(separator: ", ")
     }
@@ -14,11 +25,11 @@ extension SQLiteConnection {
     /// Decodes the current row of `stmt`. Inside a write that has already changed
     /// rows (the upgrade of a format-1 file, before the statement it runs for), rows
     /// stamped with this write's version are its own, not copies from another file.
-    private func decode(_ stmt: Statement) throws(SecItemError) -> RowCodec.Decoded {
+    func decode(_ stmt: Statement) throws(SecItemError) -> RowCodec.Decoded {
         try codec.decode(SelectedRow(stmt: stmt, hasVersion: format >= 2), maxVersion: rowSetChanged ? writeVersion : commitment.generation)
     }
 
-    private func element(_ stmt: Statement, version: Int64) -> RowSetCommitment.Element? {
+    func element(_ stmt: Statement, version: Int64) -> RowSetCommitment.Element? {
         guard format >= 2, let uuid = stmt.blob(1), let sealed = stmt.blob(11) else { return nil }
         return RowSetCommitment.Element(uuid: uuid, version: version, sealed: sealed)
     }
@@ -41,15 +52,15 @@ extension SQLiteConnection {
         {
             return try dataByPrimaryKey(itemClass, key, group: group, synchronizable: query.synchronizable == .yes)
         }
-        if !query.accessGroups.isEmpty, let candidates = query.primaryKeyCandidates, candidates.count <= 64 {
+        guard let filter = try RowFilter(query, codec) else { return [] }
+        if filter.byPrimaryKey {
             // The query pins the whole primary key: at most one row per candidate,
             // found by the unique `pk` column. Class, group, sync state and key
             // attributes are then equal by construction (the pk column is bound into
             // the box, format 1 also recomputes it), so only the rest is compared.
             let stmt = try byPrimaryKey()
             defer { stmt.reset() }
-            for candidate in candidates {
-                let mac = try codec.primaryKeyMAC(candidate)
+            for mac in filter.primaryKeys {
                 stmt.bind(1, mac)
                 while try stmt.step(during: "searching items") {
                     switch try decode(stmt) {
@@ -68,10 +79,9 @@ extension SQLiteConnection {
             if out.count > 1 { out.sort { $0.seq < $1.seq } }
             if let limit, out.count > limit { out.removeLast(out.count - limit) }
         } else {
-            guard let plan = try plan(query) else { return [] }
-            let stmt = try db.statement("SELECT \(selectColumns) FROM \(table)\(plan.whereClause) ORDER BY seq")
+            let stmt = try db.statement("SELECT \(selectColumns) FROM \(table)\(Self.whereClause(filter)) ORDER BY seq")
             defer { stmt.reset() }
-            for (i, bind) in plan.binds.enumerated() {
+            for (i, bind) in filter.conditions.flatMap(\.values).enumerated() {
                 switch bind {
                 case .bytes(let b): stmt.bind(Int32(i + 1), b)
                 case .text(let t): stmt.bind(Int32(i + 1), t)
@@ -159,25 +169,24 @@ extension SQLiteConnection {
     }
 
     private func dataByPrimaryKeyStatement() throws(SecItemError) -> Statement {
-        if let selectDataByPrimaryKey { return selectDataByPrimaryKey }
+        if let known = searches.dataByPrimaryKey { return known }
         let stmt = try db.statement(
             "SELECT seq, uuid, class = ?2 AND h_agrp = ?3 AND h_sync = ?4, "
                 + IndexedColumns.attributes.map(IndexedColumns.column(for:)).joined(separator: ", ")
                 + ", version, ct FROM \(table) WHERE pk = ?1")
-        selectDataByPrimaryKey = stmt
+        searches.dataByPrimaryKey = stmt
         return stmt
     }
 
+    /// Drops the prepared searches (the keys or the format changed).
     func forgetStatements() {
-        selectByPrimaryKey = nil
-        selectDataByPrimaryKey = nil
-        probeStatements = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
+        searches = SearchStatements()
     }
 
     private func byPrimaryKey() throws(SecItemError) -> Statement {
-        if let selectByPrimaryKey { return selectByPrimaryKey }
+        if let known = searches.byPrimaryKey { return known }
         let stmt = try db.statement("SELECT \(selectColumns) FROM \(table) WHERE pk = ?")
-        selectByPrimaryKey = stmt
+        searches.byPrimaryKey = stmt
         return stmt
     }
 
@@ -194,14 +203,14 @@ extension SQLiteConnection {
         for (i, name) in IndexedColumns.attributes.enumerated() where query.attributes[name] != nil { shape |= 1 << i }
         guard shape != 0 else { return 0 }
         let stmt: Statement
-        if let known = probeStatements[shape] {
+        if let known = searches.probes[shape] {
             stmt = known
         } else {
             let conditions = IndexedColumns.attributes.enumerated().filter { shape & (1 << $0.offset) != 0 }
                 .map { "\(IndexedColumns.column(for: $0.element)) = ?" }
             stmt = try db.statement(
                 "SELECT \(selectColumns) FROM \(table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq")
-            probeStatements[shape] = stmt
+            searches.probes[shape] = stmt
         }
         defer { stmt.reset() }
         var index: Int32 = 1
@@ -217,161 +226,14 @@ extension SQLiteConnection {
         return damaged
     }
 
-    /// Every row, decoded or reported damaged, with every row's commitment element.
-    func scanAll() throws(SecItemError)
-        -> (items: [Match], damaged: [SQLiteBackend.DamagedRow], elements: [(seq: Int64, element: RowSetCommitment.Element)])
-    {
-        // Room for every row at once: a growing array would leave copies of short
-        // (inline) item data behind in the buffers it outgrew, beyond any wiping.
-        let rows = try db.statement("SELECT count(*) FROM \(table)")
-        _ = try rows.step(during: "counting the items")
-        let count = Int(rows.int64(0))
-        rows.reset()
-        let stmt = try db.statement("SELECT \(selectColumns) FROM \(table) ORDER BY seq")
-        defer { stmt.reset() }
-        var items: [Match] = []
-        items.reserveCapacity(count)
-        var damaged: [SQLiteBackend.DamagedRow] = []
-        var elements: [(seq: Int64, element: RowSetCommitment.Element)] = []
-        while try stmt.step(during: "reading every item") {
-            let seq = stmt.int64(0)
-            let version = format >= 2 ? stmt.int64(10) : 0
-            if format >= 2, let uuid = stmt.blob(1), let sealed = stmt.blob(11) {
-                elements.append((seq, RowSetCommitment.Element(uuid: uuid, version: version, sealed: sealed)))
-            }
-            switch try decode(stmt) {
-            case .item(let item, let version):
-                items.append(Match(seq: seq, item: item, primaryKeyMAC: stmt.bytes(3) ?? [],
-                                   element: element(stmt, version: version)))
-            case .damaged(let reason):
-                let u = stmt.bytes(1) ?? []
-                let id = UUID(bytes: u)
-                damaged.append(.init(row: seq, id: id, itemClass: stmt.text(2) ?? "", reason: reason))
-            }
-        }
-        return (items, damaged, elements)
-    }
-
-    // MARK: Verification
-
-    /// Inside a read transaction: every row, the schema, and (format 2) the row set
-    /// against the commitment.
-    func verify() throws(SecItemError) -> SQLiteBackend.VerificationReport {
-        try synchronise(force: true)
-        try KeychainSchema.check(db, format: format)
-        // The whole file, every index entry against its row (quick_check would not see
-        // an index out of step with its table).
-        try KeychainSchema.checkIntegrity(db, table: nil)
-        var scan = try scanAll()
-        defer { for i in scan.items.indices { scan.items[i].item.wipeData() } }
-        var report = SQLiteBackend.VerificationReport(format: Int(format), damaged: scan.damaged)
-        guard format >= 2 else { return report }
-        report.commitment = try commitmentValue()
-        var actual = RowSetCommitment(generation: commitment.generation)
-        for (_, element) in scan.elements { try actual.insert(element, codec.keys.mac) }
-        if actual.count != commitment.count {
-            report.rowCountDifference = Int(actual.count - commitment.count)
-        }
-        guard actual.cells != commitment.cells else { return report }
-        guard let (committed, present) = try commitment.difference(actual, codec.keys.mac) else {
-            report.rowSet.append(.init(kind: .unlisted))
-            return report
-        }
-        let seqByElement = Dictionary(scan.elements.map { ($0.element, $0.seq) }, uniquingKeysWith: { a, _ in a })
-        var presentByID = Dictionary(present.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
-        for element in committed.sorted(by: { $0.version < $1.version }) {
-            if let found = presentByID.removeValue(forKey: element.uuid) {
-                report.rowSet.append(.init(
-                    kind: found.version < element.version ? .older : .replaced, id: element.id, row: seqByElement[found],
-                    fileVersion: found.version, committedVersion: element.version))
-            } else {
-                report.rowSet.append(.init(kind: .missing, id: element.id, committedVersion: element.version))
-            }
-        }
-        for element in presentByID.values.sorted(by: { (seqByElement[$0] ?? 0) < (seqByElement[$1] ?? 0) }) {
-            report.rowSet.append(.init(kind: .unknown, id: element.id, row: seqByElement[element], fileVersion: element.version))
-        }
-        return report
-    }
-
-    /// Inside a read transaction: the file's state as it is, unchecked (an operator
-    /// accepting it); `nil` for a format-1 file.
-    func currentState() throws(SecItemError) -> HighWaterMark? {
-        try synchronise(force: true, checking: false)
-        guard format >= 2 else { return nil }
-        let mac = try commitment.mac(codec.keys.mac)
-        return HighWaterMark(generation: commitment.generation, digest: Array(mac.prefix(16)), storeID: header.storeID)
-    }
-
-    /// The value `secitem verify` prints and `--expect-commitment` compares:
-    /// `<generation>:<first 16 bytes of the state MAC, hex>`.
-    func commitmentValue() throws(SecItemError) -> String {
-        let mac = try commitment.mac(codec.keys.mac)
-        return "\(commitment.generation):" + mac.prefix(16).map { String(format: "%02x", $0) }.joined()
-    }
-
-    // MARK: Query planning
-
-    enum Bind {
-        case bytes([UInt8])
-        case text(String)
-    }
-
-    /// The WHERE clause for a query, or `nil` when nothing can match.
-    private func plan(_ query: ItemQuery) throws(SecItemError) -> (whereClause: String, binds: [Bind])? {
-        var conditions: [String] = []
-        var binds: [Bind] = []
-        if let id = query.persistentReferenceID {
-            conditions.append("uuid = ?")
-            binds.append(.bytes(withUnsafeBytes(of: id.uuid) { Array($0) }))
-        }
-        if let itemClass = query.itemClass {
-            conditions.append("class = ?")
-            binds.append(.text(itemClass.rawValue))
-            if query.accessGroups.isEmpty && !query.coversEveryAccessGroup { return nil }
-            if !query.coversEveryAccessGroup && query.accessGroups.count <= 16 {
-                let groups = query.accessGroups.sorted()
-                conditions.append("\(IndexedColumns.accessGroup) IN (\(groups.map { _ in "?" }.joined(separator: ", ")))")
-                for g in groups { binds.append(.bytes(try codec.accessGroupMAC(itemClass, g))) }
-            }
-            switch query.synchronizable {
-            case .no, .yes:
-                conditions.append("\(IndexedColumns.synchronizable) = ?")
-                binds.append(.bytes(try codec.syncMAC(itemClass, query.synchronizable == .yes)))
-            case .any:
-                break
-            }
-            if !query.caseInsensitive {
-                if let pk = try primaryKeyMAC(of: query, itemClass) {
-                    conditions.append("pk = ?")
-                    binds.append(.bytes(pk))
-                } else {
-                    for name in IndexedColumns.attributes {
-                        guard let value = query.attributes[name] else { continue }
-                        conditions.append("\(IndexedColumns.column(for: name)) = ?")
-                        binds.append(.bytes(try codec.attributeMAC(itemClass, name, value)))
-                    }
-                }
-            }
-        }
-        let clause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        return (clause, binds)
-    }
-
-    /// The primary-key HMAC the query pins down, when it constrains every
-    /// primary-key attribute (one access group, one sync state).
-    private func primaryKeyMAC(of query: ItemQuery, _ itemClass: ItemClass) throws(SecItemError) -> [UInt8]? {
-        guard !query.coversEveryAccessGroup, query.accessGroups.count == 1, let group = query.accessGroups.first,
-            query.synchronizable != .any
-        else {
-            return nil
-        }
-        var attributes = query.attributes
-        attributes[SecConstant.kSecAttrAccessGroup] = .string(group)
-        attributes[SecConstant.kSecAttrSynchronizable] = .number(query.synchronizable == .yes ? 1 : 0)
-        guard itemClass.primaryKeyAttributes.allSatisfy({ attributes[$0] != nil }) else { return nil }
-        // Not a probe StoredItem: its UUID() would read /dev/urandom on every lookup.
-        return try codec.primaryKeyMAC(PrimaryKey(itemClass: itemClass, attributes: attributes))
+    /// The WHERE clause of a filter (empty for none), its values bound in order.
+    private static func whereClause(_ filter: RowFilter) -> String {
+        guard !filter.conditions.isEmpty else { return "" }
+        return " WHERE " + filter.conditions.map { condition in
+            condition.values.count == 1
+                ? "\(condition.column) = ?"
+                : "\(condition.column) IN (\(condition.values.map { _ in "?" }.joined(separator: ", ")))"
+        }.joined(separator: " AND ")
     }
 }
 
