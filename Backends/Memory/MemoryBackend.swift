@@ -174,8 +174,8 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
-    /// The name used in diagnostics.
-    public var name: String { "memory" }
+    /// `memory`: what users choose it by, and what diagnostics print.
+    public var kind: BackendKind { .memory }
 
     /// Creates an empty store.
     public init() {}

@@ -54,14 +54,14 @@ enum TestProcessWarning {
     }
 
     static func check(_ choice: SecItemBackendChoice, _ configuration: SecItemConfiguration) {
-        guard choice.backend.name != "memory", isTestProcess else { return }
+        guard choice.backend.kind != .memory, isTestProcess else { return }
         switch configuration.backendOrigin {
         case .code, .environment: return
         case .configFile, .defaults: break
         }
         guard said.withLock({ done in defer { done = true }; return !done }) else { return }
         let message = """
-            SecItem: warning: this test process uses the user's real \(choice.backend.name) keychain \
+            SecItem: warning: this test process uses the user's real \(choice.backend.kind) keychain \
             (\(choice.reason)): a test that adds or deletes items changes them. Give each test its own store: \
             SecItemClient.withClient(SecItemClient(backend: MemoryBackend(), accessGroups: ["tests"])) { … } \
             (import SecItemMemory), or Keychain.forTesting(); or set SECITEM_BACKEND=memory.

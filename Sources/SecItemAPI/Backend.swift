@@ -37,8 +37,11 @@ import Foundation
 /// A backend opens its file or connection in its own (throwing) initializer;
 /// the protocol demands none.
 public protocol SecItemBackend: Sendable {
-    /// A short name for diagnostics ("memory", "file", "secret-service").
-    var name: String { get }
+    /// What kind of backend this is: the name users choose it by (`SECITEM_BACKEND`,
+    /// `secitem --backend`, its provider's ``SecItemBackendProvider/kind``) and the one
+    /// diagnostics print ("memory", "file", "secret-service", "postgresql"). A string
+    /// literal will do: `var kind: BackendKind { "array" }`.
+    var kind: BackendKind { get }
 
     /// Stores a new item.
     /// - Throws: `errSecDuplicateItem` when an item with the same ``StoredItem/primaryKey`` exists.
@@ -60,6 +63,11 @@ public protocol SecItemBackend: Sendable {
     func delete(matching query: ItemQuery) throws(SecItemError) -> Int
 }
 
+extension SecItemBackend {
+    /// The backend's ``kind``, as text (it was the requirement before `kind`; both said the same).
+    @available(*, deprecated, renamed: "kind")
+    public var name: String { kind.rawValue }
+}
 // MARK: Adding many items at once
 
 extension SecItemBackend {

@@ -73,10 +73,10 @@ package enum VerifiedCopy {
             }
         }
         if taken > 0 && !(resume && taken == ours) {
-            var message = "\(taken) of \(items.count) items already exist in the \(target.name) keychain; nothing was copied"
+            var message = "\(taken) of \(items.count) items already exist in the \(target.kind) keychain; nothing was copied"
             if ours == items.count {
                 // Every item is already there, unchanged: the archive or store was copied before.
-                message = "all \(items.count) items are already in the \(target.name) keychain with the same contents "
+                message = "all \(items.count) items are already in the \(target.kind) keychain with the same contents "
                     + "(copied before); nothing was copied and nothing needs to be"
             } else if ours > 0 {
                 message += ". \(ours) of them are these very items (same identity and contents): the trace of an interrupted run; "
@@ -99,7 +99,7 @@ package enum VerifiedCopy {
                 let undone = target.removeAgain(pending)
                 throw SecItemError(
                     errSecIO,
-                    "\(naming(positions[index])) did not read back identically from the \(target.name) keychain "
+                    "\(naming(positions[index])) did not read back identically from the \(target.kind) keychain "
                         + "(after \(pending.count) of \(items.count) items were copied; \(undone) removed again)")
             }
         }

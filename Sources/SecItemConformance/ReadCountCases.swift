@@ -139,7 +139,7 @@ final class CountingBackend: SecItemBackend {
 
     init(_ inner: any SecItemBackend) { self.inner = inner }
 
-    var name: String { inner.name }
+    var kind: BackendKind { inner.kind }
 
     /// The calls counted so far; the count starts again from zero.
     func take() -> Counts {

@@ -78,7 +78,7 @@ enum CertificateVerbs {
                 out += KeyFiles.pem("CERTIFICATE", der)
             } else if !args.has("hash") && !args.has("showEmail") {
                 let serial = attributes[kSecAttrSerialNumber as String] as? Data ?? Data()
-                out += "keychain: \"\(client.backend.name)\"\n"
+                out += "keychain: \"\(client.backend.kind)\"\n"
                 out += "class: \"cert\"\n"
                 out += "attributes:\n"
                 out += "    \"labl\"<blob>=\"\(attributes[kSecAttrLabel as String] as? String ?? "")\"\n"
@@ -159,7 +159,7 @@ enum CertificateVerbs {
             do throws(SecItemError) {
                 try client.addItem(add)
             } catch {
-                throw CommandError(error, context: "cannot import \(path) into the \(client.backend.name) keychain")
+                throw CommandError(error, context: "cannot import \(path) into the \(client.backend.kind) keychain")
             }
             let name: String
             switch object {
@@ -170,7 +170,7 @@ enum CertificateVerbs {
             counts[name, default: 0] += 1
         }
         let summary = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\($0.value == 1 ? "" : "s")" }
-        Console.error("imported \(summary.joined(separator: ", ")) into the \(client.backend.name) keychain\n")
+        Console.error("imported \(summary.joined(separator: ", ")) into the \(client.backend.kind) keychain\n")
     }
 
     /// `secitem export --type certs|pubKeys`: PEM (pemseq) or, for one certificate, DER (x509).

@@ -76,11 +76,11 @@ struct Invocation: Sendable {
     /// the items then go to the encrypted file, which the user may not expect.
     /// A configured backend (`SECITEM_BACKEND`, `--backend`, the config file) says nothing.
     static func noteFallback(_ choice: SecItemBackendChoice, _ configuration: SecItemConfiguration) {
-        guard configuration.backend == nil, choice.backend.name != "secret-service" else { return }
+        guard configuration.backend == nil, choice.backend.kind != .secretService else { return }
         let status = SecItemSecretServiceStatus.probe(configuration)
         guard status.providerAnswers else { return }
         Console.error(
-            "secitem: note: \(status.summary); using the \(choice.backend.name) keychain instead "
+            "secitem: note: \(status.summary); using the \(choice.backend.kind) keychain instead "
                 + "(`secitem diagnose` says more; SECITEM_BACKEND or --backend chooses one and silences this)\n")
     }
 }

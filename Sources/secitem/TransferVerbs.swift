@@ -49,10 +49,10 @@ enum TransferVerbs {
         do throws(SecItemError) {
             damaged = try KeychainTransfer.damagedRows(in: backend)
         } catch {
-            throw CommandError(error, context: "cannot check the \(backend.name) keychain for damaged rows")
+            throw CommandError(error, context: "cannot check the \(backend.kind) keychain for damaged rows")
         }
         guard !damaged.isEmpty else { return }
-        Console.error("secitem \(verb): the \(backend.name) keychain has \(damaged.count) problems that searches skip (damaged or missing rows):\n")
+        Console.error("secitem \(verb): the \(backend.kind) keychain has \(damaged.count) problems that searches skip (damaged or missing rows):\n")
         for line in damaged { Console.error("  \(line)\n") }
         guard args.has("skipDamaged") else {
             throw CommandError(
@@ -123,7 +123,7 @@ enum TransferVerbs {
             throw CommandError(error, context: "cannot write \(output)")
         }
         progress.finish()
-        var note = "exported \(found.items.count) items from the \(client.backend.name) keychain to \(output)"
+        var note = "exported \(found.items.count) items from the \(client.backend.kind) keychain to \(output)"
         if args.has("plaintext") { note += " (PLAINTEXT)" }
         if found.leftOut > 0 { note += "; left out \(found.leftOut) ThisDeviceOnly items (--include-this-device-only takes them)" }
         Console.error(note + "\n")
@@ -189,11 +189,11 @@ enum TransferVerbs {
             ) { progress.update($0) }.added
         } catch {
             progress.finish()
-            throw CommandError(error, context: "cannot import into the \(client.backend.name) keychain")
+            throw CommandError(error, context: "cannot import into the \(client.backend.kind) keychain")
         }
         progress.finish()
         let resumed = added < items.count ? " (\(items.count - added) were already there from an interrupted import)" : ""
-        Console.error("imported \(added) items into the \(client.backend.name) keychain\(resumed)\n")
+        Console.error("imported \(added) items into the \(client.backend.kind) keychain\(resumed)\n")
     }
 
     /// migrate --adopt-foreign: copies foreign Secret Service items into a SecItem group of the same store.

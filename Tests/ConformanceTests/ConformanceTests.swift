@@ -71,7 +71,7 @@ enum BackendUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendab
             SecItemBackendRegistry.register(provider)
             let chosen = try SecItemBackendChoice.resolve(
                 configuration: .environmentOnly(["SECITEM_BACKEND": provider.kind.rawValue])).backend
-            guard chosen is ArrayBackend else { throw SecItemError(errSecParam, "the registry opened \(chosen.name), not the array store") }
+            guard chosen is ArrayBackend else { throw SecItemError(errSecParam, "the registry opened \(chosen.kind), not the array store") }
             return chosen
         }
     }

@@ -19,7 +19,7 @@ final class FailingAfterAdds: SecItemBackend {
         self.remaining = Mutex(adds)
     }
 
-    var name: String { base.name }
+    var kind: BackendKind { base.kind }
 
     func add(_ item: StoredItem) throws(SecItemError) {
         let fail = remaining.withLock { n -> Bool in

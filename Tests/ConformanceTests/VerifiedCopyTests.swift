@@ -27,7 +27,7 @@ class Meddling: SecItemBackend, @unchecked Sendable {
         self.alterReadOf = alterReadOf
     }
 
-    var name: String { base.name }
+    var kind: BackendKind { base.kind }
     var added: [UUID] { log.withLock { $0.added } }
     var progress: Int { log.withLock { $0.progress } }
 

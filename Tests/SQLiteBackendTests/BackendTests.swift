@@ -11,7 +11,7 @@ struct BackendTests {
     func semantics() throws {
         let dir = TempDir()
         let backend = try openBackend(dir.file("k.db"), .keyFile(try makeKeyFile(dir.file("key"))))
-        #expect(backend.name == "file")
+        #expect(backend.kind == .file)
         let client = SecItemClient(backend: backend, accessGroups: groups)
         for i in 0..<5 { try client.addItem(genp("acct\(i)", data: "secret\(i)")) }
         #expect(status { try client.addItem(genp("acct1", data: "other")) } == errSecDuplicateItem)

@@ -126,7 +126,7 @@ struct ConfigurationTests {
     func backendByName() throws {
         let first = try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory"])
         let second = try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "memory"])
-        #expect(first.backend.name == "memory")
+        #expect(first.backend.kind == .memory)
         #expect((first.backend as? MemoryBackend) === (second.backend as? MemoryBackend))
         #expect(throws: SecItemError.param) { try SecItemBackendChoice.resolve(environment: ["SECITEM_BACKEND": "floppy"]) }
     }

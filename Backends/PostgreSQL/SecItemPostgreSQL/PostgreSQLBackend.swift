@@ -36,8 +36,8 @@ public final class PostgreSQLBackend: SecItemBackend {
     public let configuration: Configuration
     private let pool: SessionPool
 
-    /// The name used in diagnostics.
-    public var name: String { "postgresql" }
+    /// `postgresql`: what users choose it by, and what diagnostics print.
+    public var kind: BackendKind { .postgresql }
 
     /// The schema version this library writes and reads (meta key `schema`).
     public static let schemaVersion: Int64 = 1

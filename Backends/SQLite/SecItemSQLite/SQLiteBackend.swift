@@ -41,8 +41,8 @@ public final class SQLiteBackend: SecItemBackend {
     /// Inside ``inBulkTransaction(_:)``: reads go to the first connection, into its open transaction.
     let bulkWrite = Atomic<Bool>(false)
 
-    /// The name used in diagnostics.
-    public var name: String { "file" }
+    /// `file`: what users choose it by, and what diagnostics print.
+    public var kind: BackendKind { .file }
 
     /// Opens the keychain file, creating it when missing.
     ///

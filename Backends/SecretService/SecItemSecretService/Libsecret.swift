@@ -49,13 +49,13 @@ private func consume(_ error: UnsafeMutablePointer<GError>) -> GErrorFacts {
         remote: remote)
 }
 
-extension Session {
+extension SecretServiceSession {
     // MARK: Bounded calls
 
     /// Runs one GLib call with a cancellable that a timer cancels after `timeout`,
     /// and turns a GError into a ``SecItemError``.
     static func bounded<T>(
-        _ what: String, _ timeout: Duration, phase: CallPhase = .call, session: Session? = nil,
+        _ what: String, _ timeout: Duration, phase: CallPhase = .call, session: SecretServiceSession? = nil,
         _ body: (OpaquePointer, GErrorPointer) -> T
     ) throws(SecItemError) -> T {
         let deadline = Deadline()
@@ -211,7 +211,7 @@ extension Session {
             || (text.hasPrefix("GDBus.Error:org.freedesktop.DBus.Error.InvalidArgs:") && text.contains("public key"))
     }
 
-    /// Session.Close on the provider: the session's key is gone from then on, as
+    /// `Session.Close` on the provider: the session's key is gone from then on, as
     /// when KWallet cannot decrypt with it (tests force that condition with this).
     func closeOnProvider() throws(SecItemError) {
         guard let path = secret_service_get_session_dbus_path(service) else { return }
@@ -553,7 +553,7 @@ package enum SecretPortal {
     /// Connects to the session bus within `timeout`.
     private static func bus(_ timeout: Duration) throws(SecItemError) -> OpaquePointer {
         do throws(SecItemError) {
-            return try Session.connectBus(timeout)
+            return try SecretServiceSession.connectBus(timeout)
         } catch {
             throw SecItemError(error.status, "the Flatpak Secret portal is out of reach: \(error.detail ?? error.message)")
         }

@@ -21,18 +21,18 @@ struct LockStateCache {
     private(set) var reads = 0
 
     /// The watch's count now, starting the watch on first use.
-    mutating func generation(_ session: Session) -> Int32? {
+    mutating func generation(_ session: SecretServiceSession) -> Int32? {
         if !watchStarted {
             watchStarted = true
             watch = session.startLockWatch()
         }
-        return watch.map(Session.lockWatchGeneration)
+        return watch.map(SecretServiceSession.lockWatchGeneration)
     }
 
     /// Whether the collection is known to be unlocked with no provider signal since.
     var knownUnlocked: Bool {
         guard let unlockedAsOf, let watch else { return false }
-        return Session.lockWatchGeneration(watch) == unlockedAsOf
+        return SecretServiceSession.lockWatchGeneration(watch) == unlockedAsOf
     }
 
     /// Records a `Locked` read made when the watch's count was `generation`.
@@ -42,7 +42,7 @@ struct LockStateCache {
     }
 }
 
-extension Session {
+extension SecretServiceSession {
     /// Collection.SearchItems, and when it comes back empty, whether the
     /// collection is locked: known without asking while no provider signal has
     /// come in since it was last read unlocked, else asked at once (one round

@@ -128,7 +128,8 @@ public final class SecretServiceBackend: SecItemBackend {
         }
     }
 
-    public var name: String { "secret-service" }
+    /// `secret-service`: what users choose it by, and what diagnostics print.
+    public var kind: BackendKind { .secretService }
 
     /// The access group of the items other Secret Service clients stored
     /// (`secret-tool`, Python keyring, git-credential-libsecret): visible only to a
@@ -181,10 +182,10 @@ public final class SecretServiceBackend: SecItemBackend {
     {
         let start = ContinuousClock.now
         var result = ProbeResult(busReachable: false, providerAnswers: false, elapsed: .zero)
-        var progress = Session.OpenProgress()
-        var opened: Session?
+        var progress = SecretServiceSession.OpenProgress()
+        var opened: SecretServiceSession?
         do throws(SecItemError) {
-            let session = try Session.open(probing, progress: &progress)
+            let session = try SecretServiceSession.open(probing, progress: &progress)
             result.collectionPath = session.collectionPath
             result.collectionSource = session.collectionSource
             if configuration == nil { result.locked = try session.collectionLocked() }
@@ -220,7 +221,7 @@ public final class SecretServiceBackend: SecItemBackend {
     /// The number of the session in use (see `Session.serial`).
     var sessionSerial: Int? { try? connection.withSession { $0.serial } }
     /// The provider signals counted so far on the current session (`LockStateCache`); `nil` before the watch starts.
-    var lockSignals: Int32? { try? connection.withSession { $0.lockState.watch.map(Session.lockWatchGeneration) } }
+    var lockSignals: Int32? { try? connection.withSession { $0.lockState.watch.map(SecretServiceSession.lockWatchGeneration) } }
     /// Closes the current session on the provider, leaving the backend holding it: the
     /// next secret sent or read fails as on KWallet's lost sessions (tests).
     func closeSessionOnProvider() throws(SecItemError) {
@@ -231,19 +232,19 @@ public final class SecretServiceBackend: SecItemBackend {
 
     // MARK: SecItemBackend
 
-    private func operations(_ session: Session) -> Operations {
-        Operations(session: session, namespace: configuration.namespace, foreignItemsWritable: configuration.foreignItemsWritable)
+    private func collectionItems(_ session: SecretServiceSession) -> CollectionItems {
+        CollectionItems(session: session, namespace: configuration.namespace, foreignItemsWritable: configuration.foreignItemsWritable)
     }
 
     public func add(_ item: StoredItem) throws(SecItemError) {
         try connection.withSession { (session) throws(SecItemError) in
-            try operations(session).add(item)
+            try collectionItems(session).add(item)
         }
     }
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try connection.withSession { (session) throws(SecItemError) -> [StoredItem] in
-            let found = try operations(session)
+            let found = try collectionItems(session)
                 .find(query, limit: limit, loadSecrets: true)
             return found.map(\.item)
         }
@@ -251,13 +252,13 @@ public final class SecretServiceBackend: SecItemBackend {
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try connection.withSession { (session) throws(SecItemError) -> Int in
-            try operations(session).update(query, transform)
+            try collectionItems(session).update(query, transform)
         }
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try connection.withSession { (session) throws(SecItemError) -> Int in
-            try operations(session).delete(query)
+            try collectionItems(session).delete(query)
         }
     }
 }

@@ -11,17 +11,17 @@ import Synchronization
 /// Checked `Sendable`: the non-Sendable `Session` lives only inside the `Mutex`.
 final class SecretServiceConnection: Sendable {
     let configuration: SecretServiceBackend.Configuration
-    private let state: Mutex<Session?>
+    private let state: Mutex<SecretServiceSession?>
 
     /// Opens a session.
     init(configuration: SecretServiceBackend.Configuration) throws(SecItemError) {
         self.configuration = configuration
-        var progress = Session.OpenProgress()
-        state = Mutex(try Session.open(configuration, progress: &progress))
+        var progress = SecretServiceSession.OpenProgress()
+        state = Mutex(try SecretServiceSession.open(configuration, progress: &progress))
     }
 
     /// Takes over a session already open (the probe's), with this configuration's timeout.
-    init(configuration: SecretServiceBackend.Configuration, adopting session: sending Session) {
+    init(configuration: SecretServiceBackend.Configuration, adopting session: sending SecretServiceSession) {
         self.configuration = configuration
         session.adopt(timeout: configuration.timeout)
         state = Mutex(session)
@@ -36,16 +36,16 @@ final class SecretServiceConnection: Sendable {
     /// with it), a new session is opened and `body` runs again, up to
     /// ``lostSessionRetries`` times; the operations leave nothing behind on such a
     /// failure (an add removes the item KWallet created without its secret).
-    func withSession<R: Sendable>(_ body: (Session) throws(SecItemError) -> R) throws(SecItemError) -> R {
-        try state.withLock { (session: inout Session?) throws(SecItemError) -> R in
+    func withSession<R: Sendable>(_ body: (SecretServiceSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
+        try state.withLock { (session: inout SecretServiceSession?) throws(SecItemError) -> R in
             var retries = 0
             while true {
-                let current: Session
+                let current: SecretServiceSession
                 if let session {
                     current = session
                 } else {
-                    var progress = Session.OpenProgress()
-                    current = try Session.open(configuration, progress: &progress)
+                    var progress = SecretServiceSession.OpenProgress()
+                    current = try SecretServiceSession.open(configuration, progress: &progress)
                     session = current
                 }
                 do throws(SecItemError) {

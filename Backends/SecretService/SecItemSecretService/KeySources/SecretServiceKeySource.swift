@@ -115,11 +115,11 @@ struct SecretServiceKeySource: KeySource {
 
     /// Runs `body` on a new session with the default collection; errors name this source.
     private func withSession<R>(
-        _ context: KeySourceContext, _ body: (Session) throws(SecItemError) -> R
+        _ context: KeySourceContext, _ body: (SecretServiceSession) throws(SecItemError) -> R
     ) throws(SecItemError) -> R {
         do throws(SecItemError) {
-            var progress = Session.OpenProgress()
-            let session = try Session.open(service, progress: &progress)
+            var progress = SecretServiceSession.OpenProgress()
+            let session = try SecretServiceSession.open(service, progress: &progress)
             return try body(session)
         } catch where !(error.detail ?? "").hasPrefix("the key source secret-service") {
             throw SecItemError(
@@ -128,7 +128,7 @@ struct SecretServiceKeySource: KeySource {
         }
     }
 
-    private func locked(_ context: KeySourceContext, _ session: Session) -> SecItemError {
+    private func locked(_ context: KeySourceContext, _ session: SecretServiceSession) -> SecItemError {
         SecItemError(
             errSecInteractionNotAllowed,
             "the key source secret-service: the keyring holding the key of the keychain \(context.store) "

@@ -17,7 +17,7 @@ public final class ArrayBackend: SecItemBackend {
     /// An empty store.
     public init() {}
 
-    public var name: String { "array" }
+    public var kind: BackendKind { "array" }
 
     public func add(_ item: StoredItem) throws(SecItemError) {
         try items.withLock { (items: inout [StoredItem]) throws(SecItemError) in

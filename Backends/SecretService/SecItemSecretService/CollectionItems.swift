@@ -13,10 +13,11 @@ struct FoundItem {
     var item: StoredItem
 }
 
-/// The four backend operations on an open session, keeping the SecItem rules on
+/// The keychain items in the session's collection: the four backend operations
+/// (find, add, update, delete) on an open session, keeping the SecItem rules on
 /// a store without transactions. Runs under the connection's lock.
-struct Operations {
-    let session: Session
+struct CollectionItems {
+    let session: SecretServiceSession
     let namespace: String?
     /// ``SecretServiceBackend/Configuration/foreignItemsWritable``.
     var foreignItemsWritable = false

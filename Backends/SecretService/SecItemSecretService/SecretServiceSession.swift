@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Not thread-safe on its own: ``SecretServiceConnection`` only touches it under
 /// its lock. Its calls into libsecret and GDBus are in `Libsecret.swift`.
-final class Session {
+final class SecretServiceSession {
     let connection: OpaquePointer
     let service: OpaquePointer
     let collectionPath: String
@@ -20,7 +20,7 @@ final class Session {
     private(set) var timeout: Duration
     let promptTimeout: Duration
     /// This session's number among those the process opened (tests tell sessions apart by it).
-    let serial = Session.opened.add(1, ordering: .relaxed).newValue
+    let serial = SecretServiceSession.opened.add(1, ordering: .relaxed).newValue
     private static let opened = Atomic<Int>(0)
 
     /// What the session knows of the collection's lock state (`LockStateCache.swift`).
@@ -78,7 +78,7 @@ final class Session {
     /// the encryption session is opened.
     static func open(
         _ configuration: SecretServiceBackend.Configuration, progress: inout OpenProgress
-    ) throws(SecItemError) -> Session {
+    ) throws(SecItemError) -> SecretServiceSession {
         let timeout = configuration.timeout
         let bus = try connectBus(timeout)
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }  // the service holds its own reference
@@ -87,7 +87,7 @@ final class Session {
         let alias = configured.map { $0.hasPrefix("/") ? nil : $0 } ?? "default"
         let (service, connection, aliasPath) = try openService(bus, readingAlias: alias, timeout)
         progress.providerAnswers = true
-        // From here the Session owns both handles.
+        // From here the SecretServiceSession owns both handles.
         let resolved: (path: String, source: String)
         do throws(SecItemError) {
             resolved = try resolveCollection(configured, alias: aliasPath, connection: connection, timeout: timeout)
@@ -95,7 +95,7 @@ final class Session {
             release(service: service, connection: connection, watch: nil)
             throw error
         }
-        return Session(
+        return SecretServiceSession(
             connection: connection, service: service, collectionPath: resolved.path, collectionSource: resolved.source,
             timeout: timeout, promptTimeout: configuration.promptTimeout)
     }
