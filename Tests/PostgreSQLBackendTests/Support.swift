@@ -169,7 +169,10 @@ final class PrivateServer {
 /// A primary and a streaming standby of its own (scripts/postgresql-server
 /// `start`, `standby-start`), each on a Unix socket in its own directory; stopped
 /// and removed on release. `servers[0]` starts as the primary.
-final class ReplicatedPair {
+///
+/// `@unchecked Sendable`: a pair is driven by one test at a time; another thread
+/// of that test only runs ``psql(_:_:)`` on it, which reads constants.
+final class ReplicatedPair: @unchecked Sendable {
     let parent: String
     /// The two servers' directories; which one is primary changes with ``failover()``.
     var servers: [String]
@@ -230,17 +233,31 @@ final class ReplicatedPair {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// SIGKILLs the primary, promotes the standby, and makes the old primary the
-    /// new standby (pg_rewind, else a fresh base backup).
-    func failover(synchronous: Bool = true) throws {
+    /// How ``failover(synchronous:kill:)`` loses the primary (scripts/postgresql-server).
+    enum Kill: String {
+        /// Every process of the server at once, as a machine is lost (`kill`).
+        case machine = "kill"
+        /// The postmaster alone; its children exit when they notice (`kill-postmaster`).
+        case postmaster = "kill-postmaster"
+    }
+
+    /// Loses the primary (`kill`), promotes the standby, and makes the old primary the
+    /// new standby (pg_rewind, else a fresh base backup), streaming again.
+    func failover(synchronous: Bool = true, kill: Kill = .machine) throws {
         let old = primary
-        guard PrivateServer.script("kill", servers[old]) == 0 else { throw TestSetupError("cannot kill the primary") }
-        guard PrivateServer.script("promote", servers[1 - old]) == 0 else { throw TestSetupError("cannot promote the standby") }
-        primary = 1 - old
+        guard PrivateServer.script(kill.rawValue, servers[old]) == 0 else { throw TestSetupError("cannot kill the primary") }
+        try promote(servers[1 - old])
         if synchronous {
             guard PrivateServer.script("sync", servers[primary]) == 0 else { throw TestSetupError("cannot make the standby synchronous") }
         }
         guard Self.script("rewind", servers[old], servers[primary]) == 0 else { throw TestSetupError("cannot re-attach the old primary") }
+    }
+
+    /// Promotes the standby in `directory` (which becomes ``primaryDirectory``).
+    func promote(_ directory: String) throws {
+        guard let index = servers.firstIndex(of: directory) else { throw TestSetupError("\(directory) is not of this pair") }
+        guard PrivateServer.script("promote", directory) == 0 else { throw TestSetupError("cannot promote \(directory)") }
+        primary = index
     }
 
     deinit {

@@ -10,8 +10,13 @@
 //                                                                    until <count> adds were acknowledged (at most 120 s)
 //   SecItemPostgreSQLHelper rotate <schema> <times>                  rotates the data key: "rotated <i>" each
 //   SecItemPostgreSQLHelper read <schema> <account>                  prints the data, or "status <n>"
-//   SecItemPostgreSQLHelper until <schema> <prefix> <stop-file>       adds <prefix>-<i> until the file exists: "ack <i>" or
-//                                                                    "fail <i> <status> <ms>" each (a failed add is not retried)
+//   SecItemPostgreSQLHelper until <schema> <prefix> <stop-file>       adds <prefix>-<i> until the file exists, as an application
+//                                                                    would during a failover (docs/postgresql.md): a failed add
+//                                                                    ("fail <i> <status> <ms>") is tried again after 50 ms until it
+//                                                                    is acknowledged ("ack <i>") or answers errSecDuplicateItem,
+//                                                                    when an earlier attempt was applied after all and the item is
+//                                                                    read back ("dup <i>" when it holds the value, else "bad …");
+//                                                                    "bad <i> <status> …" for a status no failover explains
 //   SecItemPostgreSQLHelper scan <schema> <stop-file>                 lists every item until the file exists; "bad <status> …"
 //                                                                    for a status other than errSecNotAvailable/errSecReadOnly,
 //                                                                    "scans <ok> <failed>" at the end
@@ -112,15 +117,32 @@ case "read":
 case "until":
     let prefix = args[3], stop = args[4]
     var i = 0
+    var attempts = 0
     while !FileManager.default.fileExists(atPath: stop) {
-        defer { i += 1 }
+        let account = "\(prefix)-\(i)", value = "value-\(prefix)-\(i)"
         let start = ContinuousClock.now
+        attempts += 1
         do {
-            try client.addItem(item("\(prefix)-\(i)", "value-\(prefix)-\(i)"))
+            try client.addItem(item(account, value))
             emit("ack \(i)")
-        } catch {
+            i += 1
+            attempts = 0
+        } catch where error.status == errSecDuplicateItem && attempts > 1 {
+            // An earlier attempt's COMMIT was applied though its answer was lost.
+            do {
+                let data = try client.copyMatchingItems(["class": "genp", "svce": "fleet", "acct": account, "r_Data": true])
+                emit(data as? Data == Data(value.utf8) ? "dup \(i)" : "bad \(i) duplicate with another value")
+            } catch {
+                emit("bad \(i) \(error.status) reading back a duplicate: \(error.detail ?? "")")
+            }
+            i += 1
+            attempts = 0
+        } catch where error.status == errSecNotAvailable || error.status == errSecReadOnly || error.status == errSecIO {
             let ms = (ContinuousClock.now - start).wholeMilliseconds
             emit("fail \(i) \(error.status) \(ms)")
+            usleep(50_000)
+        } catch {
+            emit("bad \(i) \(error.status) \(error.detail ?? "")")
             usleep(50_000)
         }
     }
