@@ -51,7 +51,7 @@ enum DumpVerb {
                 throw CommandError(error, context: "cannot list the \(itemClass) items")
             }
             for item in items {
-                Console.write(ItemFormat.describe(item, itemClass: itemClass as String, backend: client.backend.kind.rawValue))
+                Console.write(ItemFormat.describe(item, itemClass: itemClass as String, backend: "\(client.backend.kind)"))
                 if withData {
                     Console.write("data:\n\(ItemFormat.quoted(item[kSecValueData as String] as? Data ?? Data()))\n")
                 }

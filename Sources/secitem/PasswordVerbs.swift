@@ -245,7 +245,7 @@ enum PasswordVerbs {
                 Console.writeBytes(digits)
                 return
             }
-            Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.kind.rawValue))
+            Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: "\(client.backend.kind)"))
             if args.has("showPassword") {
                 Console.error("password: \(ItemFormat.quoted(data))\n")
             }
@@ -274,7 +274,7 @@ enum PasswordVerbs {
                 let found = try client.copyMatchingItems(query) as? [String: Any] ?? [:]
                 guard let ref = found[kSecValuePersistentRef as String] as? Data else { throw SecItemError(errSecItemNotFound) }
                 try client.deleteItems([kSecValuePersistentRef as String: ref])
-                Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: client.backend.kind.rawValue))
+                Console.write(ItemFormat.describe(found, itemClass: itemClass, backend: "\(client.backend.kind)"))
                 Console.write("password has been deleted.\n")
             } catch {
                 throw CommandError(error, context: "cannot delete the \(noun)")
