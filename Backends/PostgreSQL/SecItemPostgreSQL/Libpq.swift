@@ -66,13 +66,29 @@ final class PQConnection {
     /// connection: each statement is then parsed with its parameters, unnamed).
     let prepares: Bool
 
+    /// How many notices of severity WARNING the server sent on this connection
+    /// (counted by `csecitem_pq_count_warnings`, which libpq calls while reading results).
+    private let warningCounter: UnsafeMutablePointer<Int32>
+
     private init(conn: OpaquePointer, redactions: [String], prepares: Bool) {
         self.conn = conn
         self.redactions = redactions
         self.prepares = prepares
+        warningCounter = .allocate(capacity: 1)
+        warningCounter.initialize(to: 0)
+        // libpq's default prints server notices to stderr; a library stays quiet
+        // (errors reach the caller through statuses and details instead), and counts
+        // the warnings: one during COMMIT means its wait for the standby was cancelled.
+        csecitem_PQsetNoticeReceiver(conn, csecitem_pq_count_warnings, UnsafeMutableRawPointer(warningCounter))
     }
 
-    deinit { csecitem_PQfinish(conn) }
+    deinit {
+        csecitem_PQfinish(conn)
+        warningCounter.deallocate()
+    }
+
+    /// How many WARNING notices the server has sent on this connection so far.
+    var warnings: Int { Int(warningCounter.pointee) }
 
     /// Connects with libpq's keyword/value parameters (the URI or key=value string
     /// expanded from `dbname`, then the `PG*` environment, `~/.pgpass` and
@@ -107,9 +123,6 @@ final class PQConnection {
             csecitem_PQfinish(handle)
             throw PQFailure(sqlState: nil, message: message, connectionLost: true)
         }
-        // libpq's default prints server notices to stderr; a library stays quiet
-        // (errors reach the caller through statuses and details instead).
-        csecitem_PQsetNoticeProcessor(handle, { _, _ in }, nil)
         return PQConnection(conn: handle, redactions: redactions, prepares: prepares)
     }
 

@@ -257,9 +257,22 @@ final class PostgreSQLSession: @unchecked Sendable {
     /// excludes them), checks the key epoch is this session's and the commitment
     /// authenticates, and at the end stores the commitment the body's row changes
     /// produced. Rolls back, and restores this session's keys, on any error.
+    ///
+    /// Success is reported only when `COMMIT` returned without a warning. With a
+    /// synchronous standby, the server answers `COMMIT` once the standby has the
+    /// transaction; if that wait is cancelled (`pg_cancel_backend`), it answers
+    /// success anyway, with a WARNING, for a transaction committed on the primary
+    /// alone, which a failover loses. That `COMMIT` fails the call with
+    /// `errSecNotAvailable`, as a lost connection after `COMMIT` does: it may or may
+    /// not be applied (docs/postgresql.md, "During a failover"). (`statement_timeout`
+    /// does not end that wait: PostgreSQL stops the statement's timer before
+    /// committing. The client's bound on the statement does, and drops the connection.)
     func write<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         let saved = (header, kek, codec)
         _ = try exec(sql.begin)
+        let result: R
+        let committed: HighWaterMark
+        var unconfirmed = false
         do throws(SecItemError) {
             let r = try exec(sql.lockState)
             guard r.rows == 1, let generation = r.int64(0, 0), let count = r.int64(0, 1), let cells = r.array(0, 2),
@@ -281,17 +294,28 @@ final class PostgreSQLSession: @unchecked Sendable {
             // The row is locked: every mark recorded so far is of a state at or below it.
             try rollback.check(HighWaterMark(stored, storeID: header.storeID))
             commitment = locked
-            let result = try body()
+            result = try body()
             let state = try storeCommitment()
+            let warnings = pq?.warnings ?? 0
             _ = try exec(sql.commit)
-            // Committed: only now may it become this host's mark.
-            rollback.committed(HighWaterMark(state, storeID: header.storeID))
-            return result
+            unconfirmed = (pq?.warnings ?? 0) != warnings
+            committed = HighWaterMark(state, storeID: header.storeID)
         } catch {
             (header, kek, codec) = saved
             if let pq, (try? pq.run("ROLLBACK", timeout: Self.bound(configuration))) == nil { self.pq = nil }
             throw error
         }
+        if unconfirmed {
+            // Committed on this server, so this session's keys stay as the write left
+            // them; but not this host's mark (a failover may lose it), and not a success.
+            throw SecItemError(
+                errSecNotAvailable,
+                "the PostgreSQL server committed the write (\(during)) without confirming it: its wait for the "
+                    + "synchronous standby was cancelled, so a failover may lose it; it may or may not be in the keychain")
+        }
+        // Committed (and confirmed): only now may it become this host's mark.
+        rollback.committed(committed)
+        return result
     }
 
     /// The key epoch.

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
+#include <string.h>
 
 /* The library's file name: its SONAME, so the loader finds what libpq5 installs. */
 #define CSECITEM_LIBPQ_SONAME "libpq.so.5"
@@ -72,7 +73,7 @@ int csecitem_libpq_probe(const char *library, char *error, size_t error_size);
       (PGconn * conn, const char *stmtName, int nParams, const char *const *paramValues, const int *paramLengths,       \
        const int *paramFormats, int resultFormat),                                                                      \
       (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat))                                 \
-    X(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn * conn, PQnoticeProcessor proc, void *arg), (conn, proc, arg))  \
+    X(PQnoticeReceiver, PQsetNoticeReceiver, (PGconn * conn, PQnoticeReceiver proc, void *arg), (conn, proc, arg))     \
     X(int, PQsocket, (const PGconn *conn), (conn))                                                                      \
     X(ConnStatusType, PQstatus, (const PGconn *conn), (conn))                                                           \
     X(PGTransactionStatusType, PQtransactionStatus, (const PGconn *conn), (conn))                                       \
@@ -89,6 +90,20 @@ CSECITEM_LIBPQ_FUNCTIONS(CSECITEM_LIBPQ_DECLARE, CSECITEM_LIBPQ_DECLARE_VOID)
 static const int csecitem_pg_diag_sqlstate = PG_DIAG_SQLSTATE;
 static const int csecitem_pg_diag_message_primary = PG_DIAG_MESSAGE_PRIMARY;
 static const int csecitem_pg_diag_constraint_name = PG_DIAG_CONSTRAINT_NAME;
+
+/*
+ * A notice receiver that counts the notices of severity WARNING (arg: the int the
+ * connection owns). Nothing is printed: libpq's default writes notices to stderr, a
+ * library stays quiet. A WARNING during COMMIT means the server cancelled the
+ * commit's wait for its synchronous standby (pg_cancel_backend, or a shutdown): the
+ * transaction is committed on the primary alone. The severity is compared in its
+ * untranslated form (sent by PostgreSQL 9.6 and later; else the localized one).
+ */
+static inline void csecitem_pq_count_warnings(void *arg, const PGresult *res) {
+    const char *severity = csecitem_PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (severity == NULL) severity = csecitem_PQresultErrorField(res, PG_DIAG_SEVERITY);
+    if (severity != NULL && strcmp(severity, "WARNING") == 0) ++*(int *)arg;
+}
 
 /*
  * Waits until the socket is readable (and writable too when want_write), or
