@@ -12,7 +12,9 @@ import Testing
 /// re-attached as the new standby (pg_rewind, else a fresh base backup), round after
 /// round. docs/postgresql.md, "During a failover".
 ///
-/// Environment: `SECITEM_TEST_FAILOVER_ROUNDS` (default 20), `SECITEM_TEST_SEED`;
+/// Environment: `SECITEM_TEST_FAILOVER_ROUNDS` (default 8, about a minute on an idle
+/// 2-core machine; the figure is 20 or more: `SECITEM_TEST_FAILOVER_ROUNDS=20`),
+/// `SECITEM_TEST_SEED`;
 /// `SECITEM_TEST_FAILOVER_WEAK=1` also measures the weaker settings (asynchronous
 /// standby, `synchronous_commit = local`, the postmaster alone killed), with
 /// `SECITEM_TEST_FAILOVER_WEAK_ROUNDS` rounds each (default 10).
@@ -79,7 +81,7 @@ struct FailoverTests {
 
     @Test("4 writers and 2 readers, the primary lost and the standby promoted round after round: every acknowledged write present byte for byte, none twice, the commitment verifies after each round, no rollback false alarm")
     func failoverRounds() throws {
-        let rounds = Int(Self.environment["SECITEM_TEST_FAILOVER_ROUNDS"] ?? "") ?? 20
+        let rounds = Int(Self.environment["SECITEM_TEST_FAILOVER_ROUNDS"] ?? "") ?? 8
         let figures = try run(.durable, rounds: rounds)
         print("FailoverTests: \(figures)")
         #expect(figures.lost.isEmpty, "\(figures.lost.count) acknowledged write(s) lost or changed: \(figures.lost.prefix(5))")
@@ -112,11 +114,14 @@ struct FailoverTests {
         var rng = SeededRandom()
         print("FailoverTests \(settings) seed \(rng.seed) (replay: SECITEM_TEST_SEED=\(rng.seed)), \(rounds) rounds")
         let pair = try ReplicatedPair(synchronous: settings.synchronous)
-        if settings == .local {
-            // ALTER SYSTEM: in postgresql.auto.conf, which pg_rewind and pg_basebackup copy along.
+        // ALTER SYSTEM writes postgresql.auto.conf, which is not replicated: set again on
+        // each new primary.
+        func commitLocally() throws {
+            guard settings == .local else { return }
             _ = try pair.psql(pair.primaryDirectory, "ALTER SYSTEM SET synchronous_commit = local")
             _ = try pair.psql(pair.primaryDirectory, "SELECT pg_reload_conf()")
         }
+        try commitLocally()
         let keys = try KeyDirectory()
         let schema = freshSchema("failover")
         let url = pair.connection(pair.servers, attributes: "read-write")
@@ -150,6 +155,7 @@ struct FailoverTests {
             usleep(UInt32.random(in: 0...400_000, using: &rng))
             let before = ContinuousClock.now
             try pair.failover(synchronous: settings.synchronous, kill: settings.kill)
+            try commitLocally()
             let problems = try backend.verify()
             figures.verifyProblems += problems.map { "round \(round): \($0)" }
             print("FailoverTests \(settings) round \(round): failover and re-attach in \(ContinuousClock.now - before)")
