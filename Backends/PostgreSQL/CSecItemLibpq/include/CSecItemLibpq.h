@@ -73,6 +73,7 @@ int csecitem_libpq_probe(const char *library, char *error, size_t error_size);
       (PGconn * conn, const char *stmtName, int nParams, const char *const *paramValues, const int *paramLengths,       \
        const int *paramFormats, int resultFormat),                                                                      \
       (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat))                                 \
+    X(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn * conn, PQnoticeProcessor proc, void *arg), (conn, proc, arg))  \
     X(PQnoticeReceiver, PQsetNoticeReceiver, (PGconn * conn, PQnoticeReceiver proc, void *arg), (conn, proc, arg))     \
     X(int, PQsocket, (const PGconn *conn), (conn))                                                                      \
     X(ConnStatusType, PQstatus, (const PGconn *conn), (conn))                                                           \
