@@ -12,8 +12,8 @@ import Testing
 /// re-attached as the new standby (pg_rewind, else a fresh base backup), round after
 /// round. docs/postgresql.md, "During a failover".
 ///
-/// Environment: `SECITEM_TEST_FAILOVER_ROUNDS` (default 8, about a minute on an idle
-/// 2-core machine; the figure is 20 or more: `SECITEM_TEST_FAILOVER_ROUNDS=20`),
+/// Environment: `SECITEM_TEST_FAILOVER_ROUNDS` (default 20, the figure: about a
+/// minute on an idle 2-core machine; fewer for a quick local run),
 /// `SECITEM_TEST_SEED`;
 /// `SECITEM_TEST_FAILOVER_WEAK=1` also measures the weaker settings (asynchronous
 /// standby, `synchronous_commit = local`, the postmaster alone killed), with
@@ -81,7 +81,7 @@ struct FailoverTests {
 
     @Test("4 writers and 2 readers, the primary lost and the standby promoted round after round: every acknowledged write present byte for byte, none twice, the commitment verifies after each round, no rollback false alarm")
     func failoverRounds() throws {
-        let rounds = Int(Self.environment["SECITEM_TEST_FAILOVER_ROUNDS"] ?? "") ?? 8
+        let rounds = Int(Self.environment["SECITEM_TEST_FAILOVER_ROUNDS"] ?? "") ?? 20
         let figures = try run(.durable, rounds: rounds)
         print("FailoverTests: \(figures)")
         #expect(figures.lost.isEmpty, "\(figures.lost.count) acknowledged write(s) lost or changed: \(figures.lost.prefix(5))")
