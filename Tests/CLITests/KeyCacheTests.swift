@@ -108,7 +108,10 @@ import Glibc
         #expect(third.scrypts == 0)
         let lock = try cli.run(["lock"])
         #expect(lock.status == 0)
-        #expect(lock.stderr.contains("dropped 1 cached key"), "\(lock.stderr)")
+        // At least this store's key: the user keyring is the user's, and other tests running
+        // beside this suite cache the keys of their own passphrase stores there too.
+        let dropped = lock.stderr.split(separator: " ").drop { $0 != "dropped" }.dropFirst().first.flatMap { Int($0) }
+        #expect((dropped ?? 0) >= 1, "\(lock.stderr)")
         let after = try counted(cli, ["find-generic-password", "-a", "me2", "-s", "cached", "-w"], environment: env)
         #expect(after.result.stdout == "x\n")
         #expect(after.scrypts == 1, "secitem lock did not force scrypt")
