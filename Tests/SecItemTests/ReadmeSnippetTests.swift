@@ -46,6 +46,15 @@ struct ReadmeSnippetTests {
             if FileManager.default.fileExists(atPath: map) { maps.append(map) }
         }
         for map in maps { flags += ["-Xcc", "-fmodule-map-file=\(map)"] }
+        // C targets' public headers, which other C modules' headers include by name
+        // (CSecItemLibsecret's header includes CSecItemGLib.h), as SwiftPM passes them.
+        for folder in ["Sources", "Backends"] {
+            let top = root.appendingPathComponent(folder)
+            for case let url as URL in FileManager.default.enumerator(at: top, includingPropertiesForKeys: nil) ?? .init()
+            where url.lastPathComponent == "include" && url.deletingLastPathComponent().lastPathComponent.hasPrefix("CSecItem") {
+                flags += ["-Xcc", "-I\(url.path)"]
+            }
+        }
         let pkgConfig = try ChildProcess.run(
             try Executables.which("pkg-config"), ["--cflags-only-I", "libsecret-1", "libpq", "sqlite3", "libcrypto"])
         guard pkgConfig.status == 0 else { throw TestSetupError("pkg-config failed: \(pkgConfig.stderr)") }
