@@ -2,6 +2,7 @@ import Foundation
 import SecItem
 import SecItemCore
 import SecItemSQLite
+import SecItemTestSupport
 import Testing
 import SecItemSealedStore
 
@@ -170,7 +171,7 @@ struct BackendTests {
         var dumped = ""
         dump(config, to: &dumped)
         #expect(!dumped.contains(passphrase))
-        let wrong = errorOf { _ = try openBackend(db, .passphrase(passphrase + "x")) }
+        let wrong = thrownSecItemError { _ = try openBackend(db, .passphrase(passphrase + "x")) }
         #expect(wrong?.status == errSecAuthFailed)
         #expect(!"\(String(describing: wrong))".contains(passphrase))
     }
@@ -222,7 +223,7 @@ struct BackendTests {
         #expect(try readData(client, "a") == "x")
         unlink(config.generatedKeyFilePath)
         let before = fileBytes(db)
-        let error = errorOf { _ = try SQLiteBackend(configuration: config) }
+        let error = thrownSecItemError { _ = try SQLiteBackend(configuration: config) }
         #expect(error?.status == errSecNotAvailable)
         #expect(error?.detail?.contains("missing") == true)
         #expect(!FileManager.default.fileExists(atPath: config.generatedKeyFilePath))

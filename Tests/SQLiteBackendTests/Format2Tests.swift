@@ -41,7 +41,7 @@ struct Format2Tests {
         RawDB(db).exec(sql)
         #expect(RawDB(db).strings("SELECT count(*) FROM sqlite_schema").first != "error")
         let before = try #require(fileBytes(db))
-        let error = errorOf { _ = try openBackend(db, .keyFile(key)) }
+        let error = thrownSecItemError { _ = try openBackend(db, .keyFile(key)) }
         #expect(error?.status == errSecInvalidKeychain, "\(sql)")
         #expect(error?.detail?.contains("altered outside secitem") == true, "\(error?.detail ?? "")")
         let named = ["keep", "undead", "vanish", "peek", "extra", "sneaky", "sealed_items_labl"].filter { sql.contains($0) }
@@ -58,7 +58,7 @@ struct Format2Tests {
         let client = SecItemClient(backend: backend, accessGroups: groups)
         #expect(try readData(client, "a") == "data-a")
         RawDB(db).exec("CREATE TRIGGER keep BEFORE UPDATE ON sealed_items BEGIN SELECT RAISE(IGNORE); END")
-        let update = errorOf { try client.updateItems(genp("a"), ["v_Data": Data("changed".utf8)]) }
+        let update = thrownSecItemError { try client.updateItems(genp("a"), ["v_Data": Data("changed".utf8)]) }
         #expect(update?.status == errSecInvalidKeychain, "\(String(describing: update))")
         #expect(status { try client.addItem(genp("d", data: "data-d")) } == errSecInvalidKeychain)
         #expect(status { try client.deleteItems(genp("b")) } == errSecInvalidKeychain)
@@ -156,7 +156,7 @@ struct Format2Tests {
         let key = try makeKeyFile(dir.file("key"))
         let db = try makeKeychain(dir, key: key)
         RawDB(db).exec("UPDATE state SET count = count + 1")
-        let error = errorOf { _ = try openBackend(db, .keyFile(key)) }
+        let error = thrownSecItemError { _ = try openBackend(db, .keyFile(key)) }
         #expect(error?.status == errSecInvalidKeychain)
         #expect(error?.detail?.contains("commitment") == true)
     }
@@ -382,7 +382,7 @@ struct Format2Tests {
         RawDB(db).exec("UPDATE items SET ct = substr(ct, 1, 20) || x'00' || substr(ct, 22) WHERE seq = 3")
         let backend = try openBackend(db, .keyFile(key))
         #expect(try backend.verify().damaged.count == 1)
-        let error = errorOf { try backend.upgrade() }
+        let error = thrownSecItemError { try backend.upgrade() }
         #expect(error?.status == errSecDecode, "\(String(describing: error))")
         #expect(backend.formatVersion == 1)
         let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["default", "com.example.shared"]))

@@ -1,6 +1,7 @@
 import Foundation
 import SecItem
 import SecItemSQLite
+import SecItemTestSupport
 import Testing
 import SecItemSealedStore
 
@@ -34,35 +35,35 @@ struct KeyTests {
         let before = fileBytes(db)
         let keyBefore = fileBytes(keyDB)
 
-        let wrongPass = errorOf { _ = try openBackend(db, .passphrase("wrong horse")) }
+        let wrongPass = thrownSecItemError { _ = try openBackend(db, .passphrase("wrong horse")) }
         #expect(wrongPass?.status == errSecAuthFailed)
         #expect(wrongPass?.detail?.contains("passphrase does not unlock") == true)
 
         let otherKey = try makeKeyFile(dir.file("other.key"))
-        let wrongKey = errorOf { _ = try openBackend(keyDB, .keyFile(otherKey)) }
+        let wrongKey = thrownSecItemError { _ = try openBackend(keyDB, .keyFile(otherKey)) }
         #expect(wrongKey?.status == errSecAuthFailed)
         #expect(wrongKey?.detail?.contains("key does not unlock") == true)
 
-        let kindMismatch = errorOf { _ = try openBackend(db, .keyFile(key)) }
+        let kindMismatch = thrownSecItemError { _ = try openBackend(db, .keyFile(key)) }
         #expect(kindMismatch?.status == errSecAuthFailed)
         #expect(kindMismatch?.detail?.contains("protected by a passphrase") == true)
 
         chmod(key, 0o640)
-        let loose = errorOf { _ = try openBackend(keyDB, .keyFile(key)) }
+        let loose = thrownSecItemError { _ = try openBackend(keyDB, .keyFile(key)) }
         #expect(loose?.status == errSecParam)
         #expect(loose?.detail?.contains("chmod 600") == true)
         chmod(key, 0o600)
 
-        let missing = errorOf { _ = try openBackend(keyDB, .keyFile(dir.file("nope.key"))) }
+        let missing = thrownSecItemError { _ = try openBackend(keyDB, .keyFile(dir.file("nope.key"))) }
         #expect(missing?.status == errSecNotAvailable)
         #expect(missing?.detail?.contains("does not exist") == true)
 
-        let shortKey = errorOf { _ = try openBackend(keyDB, .rawKey(Data(count: 16))) }
+        let shortKey = thrownSecItemError { _ = try openBackend(keyDB, .rawKey(Data(count: 16))) }
         #expect(shortKey?.status == errSecParam)
 
         _ = FileManager.default.createFile(atPath: dir.file("junk.key"), contents: Data("hello".utf8),
                                        attributes: [.posixPermissions: 0o600])
-        #expect(errorOf { _ = try openBackend(keyDB, .keyFile(dir.file("junk.key"))) }?.status == errSecParam)
+        #expect(thrownSecItemError { _ = try openBackend(keyDB, .keyFile(dir.file("junk.key"))) }?.status == errSecParam)
 
         // Nothing was written, and no new keychain appeared for a missing key.
         #expect(fileBytes(db) == before)
@@ -85,26 +86,26 @@ struct KeyTests {
         let dir = TempDir()
         let key = try makeKeyFile(dir.file("key"))
         _ = FileManager.default.createFile(atPath: dir.file("text.db"), contents: Data(repeating: 0x41, count: 5000))
-        let text = errorOf { _ = try openBackend(dir.file("text.db"), .keyFile(key)) }
+        let text = thrownSecItemError { _ = try openBackend(dir.file("text.db"), .keyFile(key)) }
         #expect(text?.status == errSecInvalidKeychain)
         #expect(text?.detail?.contains("not an SQLite database") == true)
 
         _ = FileManager.default.createFile(atPath: dir.file("empty.db"), contents: Data())
-        let empty = errorOf { _ = try openBackend(dir.file("empty.db"), .keyFile(key)) }
+        let empty = thrownSecItemError { _ = try openBackend(dir.file("empty.db"), .keyFile(key)) }
         #expect(empty?.status == errSecInvalidKeychain)
         #expect(empty?.detail?.contains("not a keychain") == true)
         #expect(fileBytes(dir.file("empty.db"))?.isEmpty == true)
 
         let other = RawDB(dir.file("other.db"))
         other.exec("CREATE TABLE t(x)")
-        let notOurs = errorOf { _ = try openBackend(dir.file("other.db"), .keyFile(key)) }
+        let notOurs = thrownSecItemError { _ = try openBackend(dir.file("other.db"), .keyFile(key)) }
         #expect(notOurs?.status == errSecInvalidKeychain)
         #expect(notOurs?.detail?.contains("without secitem metadata") == true)
 
         let db = dir.file("k.db")
         _ = try openBackend(db, .keyFile(key))
         RawDB(db).exec("UPDATE meta SET value = 4 WHERE key = 'format'")
-        let newer = errorOf { _ = try openBackend(db, .keyFile(key)) }
+        let newer = thrownSecItemError { _ = try openBackend(db, .keyFile(key)) }
         #expect(newer?.status == errSecInvalidKeychain)
         #expect(newer?.detail?.contains("newer") == true)
     }

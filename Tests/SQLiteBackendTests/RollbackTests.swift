@@ -80,7 +80,7 @@ struct RollbackTests {
         try Self.restore(old, into: host.db)
         let before = try #require(fileBytes(host.db))
         // The running program: reads, writes and deletes all refused, naming both states.
-        let read = errorOf { _ = try readData(client, "alice") }
+        let read = thrownSecItemError { _ = try readData(client, "alice") }
         #expect(read?.status == errSecDecode, "\(String(describing: read))")
         #expect(read?.detail?.contains("rolled back") == true, "\(String(describing: read?.detail))")
         #expect(read?.detail?.contains(newer) == true, "the message names the state seen: \(String(describing: read?.detail))")
@@ -130,7 +130,7 @@ struct RollbackTests {
         try FileManager.default.copyItem(atPath: old, toPath: host.db)
         let child = try runHelper(["get", host.db, "alice"], keyFile: host.key, environment: ["XDG_STATE_HOME": host.stateHome])
         #expect(child.status != 0, "\(child.lines)")
-        let error = errorOf { _ = try host.open() }
+        let error = thrownSecItemError { _ = try host.open() }
         #expect(error?.status == errSecDecode)
         #expect(error?.detail?.contains("an older generation") == true, "\(String(describing: error?.detail))")
         // A host that never saw the newer state has nothing to compare with: the documented limit.
@@ -157,7 +157,7 @@ struct RollbackTests {
             other.close()
         }
         try Self.restore(fork, into: host.db)
-        let diverged = errorOf { _ = try readData(client, "alice") }
+        let diverged = thrownSecItemError { _ = try readData(client, "alice") }
         #expect(diverged?.status == errSecDecode)
         #expect(diverged?.detail?.contains("same generation") == true, "\(String(describing: diverged?.detail))")
         backend.close()
@@ -171,7 +171,7 @@ struct RollbackTests {
         }
         try FileManager.default.removeItem(atPath: host.db)
         try FileManager.default.copyItem(atPath: stranger, toPath: host.db)
-        let replaced = errorOf { _ = try host.open() }
+        let replaced = thrownSecItemError { _ = try host.open() }
         #expect(replaced?.status == errSecDecode)
         #expect(replaced?.detail?.contains("another keychain") == true, "\(String(describing: replaced?.detail))")
     }

@@ -68,7 +68,7 @@ struct SecretLifetimeTests {
         #expect(try readData(client, "a") == "after")
         #expect("\(backend.configuration)".contains("passphrase"))
         // What it kept in its configuration is no passphrase: it cannot open the file again.
-        let reopen = errorOf { _ = try SQLiteBackend(configuration: backend.configuration) }
+        let reopen = thrownSecItemError { _ = try SQLiteBackend(configuration: backend.configuration) }
         #expect(reopen?.status == errSecParam)
         backend.close()
     }
@@ -110,7 +110,7 @@ struct SecretLifetimeTests {
     @Test("an empty passphrase is refused before any key derivation")
     func emptyPassphraseRefused() {
         let dir = TempDir()
-        let error = errorOf { _ = try openBackend(dir.file("k.db"), .passphrase(Passphrase(bytes: [UInt8]()))) }
+        let error = thrownSecItemError { _ = try openBackend(dir.file("k.db"), .passphrase(Passphrase(bytes: [UInt8]()))) }
         #expect(error?.status == errSecParam)
         #expect(!FileManager.default.fileExists(atPath: dir.file("k.db")))
     }

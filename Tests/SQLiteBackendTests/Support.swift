@@ -60,17 +60,6 @@ func status(_ body: () throws -> Void) -> OSStatus {
     }
 }
 
-func errorOf(_ body: () throws -> Void) -> SecItemError? {
-    do {
-        try body()
-        return nil
-    } catch let error as SecItemError {
-        return error
-    } catch {
-        return SecItemError(-1, "\(error)")
-    }
-}
-
 /// A raw SQLite connection for poking at the file as an attacker or a checker would.
 final class RawDB {
     let db: OpaquePointer

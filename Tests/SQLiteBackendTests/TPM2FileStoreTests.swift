@@ -29,12 +29,12 @@ import Testing
         let before = fileBytes(db)
         let fresh = try SoftwareTPM()
         defer { fresh.stop() }
-        let other = errorOf { _ = try openBackend(db, try .tpm2(tcti: fresh.tcti)) }
+        let other = thrownSecItemError { _ = try openBackend(db, try .tpm2(tcti: fresh.tcti)) }
         #expect(other?.status == errSecAuthFailed)
         #expect(other?.detail?.contains("sealed by a different TPM") == true, "\(String(describing: other))")
         #expect(other?.detail?.contains(db) == true)
         fresh.stop()
-        let none = errorOf { _ = try openBackend(db, try .tpm2(tcti: fresh.tcti)) }
+        let none = thrownSecItemError { _ = try openBackend(db, try .tpm2(tcti: fresh.tcti)) }
         #expect(none?.status == errSecNotAvailable)
         #expect(none?.detail?.contains("key source tpm2") == true, "\(String(describing: none))")
         #expect(fileBytes(db) == before)
@@ -53,7 +53,7 @@ import Testing
         #expect(try readData(SecItemClient(backend: try openBackend(db, try .tpm2(tcti: tpm.tcti)), accessGroups: groups), "a") == "data-a")
         let before = fileBytes(db)
         try tpm.extendPCR(7)
-        let error = errorOf { _ = try openBackend(db, try .tpm2(tcti: tpm.tcti)) }
+        let error = thrownSecItemError { _ = try openBackend(db, try .tpm2(tcti: tpm.tcti)) }
         #expect(error?.status == errSecAuthFailed)
         #expect(error?.detail?.contains("PCRs (sha256:7)") == true, "\(String(describing: error))")
         #expect(fileBytes(db) == before)

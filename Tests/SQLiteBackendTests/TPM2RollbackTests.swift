@@ -93,7 +93,7 @@ struct TPM2RollbackTests {
         host.deleteState()
         try host.replace(with: old)
         let before = fileBytes(host.db)
-        let error = errorOf { _ = try host.open() }
+        let error = thrownSecItemError { _ = try host.open() }
         #expect(error?.status == errSecDecode, "\(String(describing: error))")
         #expect(error?.detail?.contains("an older generation") == true, "\(String(describing: error?.detail))")
         #expect(error?.detail?.contains("TPM") == true, "the message names the TPM counter: \(String(describing: error?.detail))")

@@ -1,6 +1,7 @@
 import Foundation
 import SecItem
 import SecItemSQLite
+import SecItemTestSupport
 import Testing
 
 @Suite("File backend: tampering and damage")
@@ -139,7 +140,7 @@ struct TamperTests {
                     #expect([errSecInvalidKeychain, errSecDecode, errSecItemNotFound].contains(error.status), "\(error)")
                 }
             }
-            let verify = errorOf { _ = try backend.verify() }
+            let verify = thrownSecItemError { _ = try backend.verify() }
             #expect(verify?.status == errSecInvalidKeychain, "truncation to \(fraction) not reported by verify")
             // Reads notice it too (the last items' pages are gone), not only verify.
             #expect(failures > 0, "every item of a file truncated to \(fraction) read back")
