@@ -146,7 +146,10 @@ struct KeyTests {
 
         let a = try openBackend(db, .keyFile(key))
         let b = try openBackend(db, .keyFile(key))
-        #expect(status { try a.rotateDataKey(failingAfter: 2) } == errSecIO)
+        let failAfterTwoRows: SQLiteBackend.RewriteObserver = { (index: Int, _: Int) throws(SecItemError) in
+            if index >= 2 { throw SecItemError(errSecIO, "failure injected while re-encrypting the keychain") }
+        }
+        #expect(status { try a.rotateDataKey(beforeRow: failAfterTwoRows) } == errSecIO)
         #expect(raw.strings("SELECT hex(ct) || hex(pk) FROM sealed_items ORDER BY seq") == before)
         #expect(raw.blob("SELECT value FROM meta WHERE key = 'data_key'") == wrappedBefore)
         try expectReadable(db, .keyFile(key))

@@ -80,7 +80,8 @@ case "rotate-scan":
     rotateScan()
 case "upgrade-stall":
     do {
-        try backend.upgrade(failingAfter: nil) {
+        try backend.upgrade { (index: Int, count: Int) throws(SecItemError) in
+            guard index == count / 2 else { return }
             emit("stalled")
             sleep(120)
         }

@@ -166,12 +166,18 @@ public final class SQLiteBackend: SecItemBackend {
         (try? withConnection { (c: SQLiteConnection) throws(SecItemError) in c.synchronisations }) ?? -1
     }
 
-    /// ``upgrade()`` with a pause (`stall`, run with the transaction open, half-way
-    /// through the rows) or a failure after `rows` rows (tests only).
-    package func upgrade(failingAfter rows: Int?, stall: (() -> Void)?) throws(SecItemError) {
+    /// Called with a row's index and the number of rows before a whole-file rewrite
+    /// (rotation, upgrade) re-encrypts that row, inside its transaction: throwing fails
+    /// the rewrite there, and it rolls back. Tests inject a failure or a pause with it
+    /// (``upgrade(beforeRow:)``, ``rotateDataKey(beforeRow:)``).
+    package typealias RewriteObserver = (_ index: Int, _ count: Int) throws(SecItemError) -> Void
+
+    /// ``upgrade()`` with `beforeRow` called before each row is re-encrypted, with the
+    /// upgrade's transaction open: a test's failure (it throws) or pause goes there.
+    package func upgrade(beforeRow: @escaping RewriteObserver) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            c.upgradeHooks = (rows, stall)
-            defer { c.upgradeHooks = (nil, nil) }
+            c.beforeUpgradedRow = beforeRow
+            defer { c.beforeUpgradedRow = nil }
             try c.write { () throws(SecItemError) in }
         }
     }
@@ -199,7 +205,7 @@ public final class SQLiteBackend: SecItemBackend {
                 if rewrapOnly {
                     try c.rewrap(newKEK)
                 } else {
-                    try c.rewriteEverything(newKEK: newKEK, failingAfter: nil)
+                    try c.rewriteEverything(newKEK: newKEK)
                 }
             }
             // The old key opens nothing current now; it leaves the session key cache.
@@ -216,13 +222,14 @@ public final class SQLiteBackend: SecItemBackend {
     /// - Throws: `errSecDecode` when a row is damaged (see ``verify()``): rotation
     ///   would lose it, so it is refused.
     public func rotateDataKey() throws(SecItemError) {
-        try rotateDataKey(failingAfter: nil)
+        try rotateDataKey(beforeRow: nil)
     }
 
-    /// ``rotateDataKey()`` with a failure injected after `rows` rows were rewritten (tests only).
-    package func rotateDataKey(failingAfter rows: Int?) throws(SecItemError) {
+    /// ``rotateDataKey()`` with `beforeRow` called before each row is re-encrypted, with
+    /// the rotation's transaction open: a test's failure (it throws) or pause goes there.
+    package func rotateDataKey(beforeRow: RewriteObserver?) throws(SecItemError) {
         try withConnection { (c: SQLiteConnection) throws(SecItemError) in
-            try c.write { () throws(SecItemError) in try c.rewriteEverything(newKEK: nil, failingAfter: rows) }
+            try c.write { () throws(SecItemError) in try c.rewriteEverything(newKEK: nil, beforeRow: beforeRow) }
         }
     }
 

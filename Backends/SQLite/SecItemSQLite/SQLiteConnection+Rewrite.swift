@@ -7,7 +7,8 @@ extension SQLiteConnection {
     /// the current format), reads every row back and compares, builds a new
     /// commitment, and wraps the new key under `newKEK` (or the current one).
     /// A format-1 file is upgraded by the same path: rows move to the format-2 table.
-    func rewriteEverything(newKEK: KeyEncryptionKey?, failingAfter: Int?, stall: (() -> Void)? = nil) throws(SecItemError) {
+    /// `beforeRow` is called before each row is re-encrypted.
+    func rewriteEverything(newKEK: KeyEncryptionKey?, beforeRow: SQLiteBackend.RewriteObserver? = nil) throws(SecItemError) {
         var scan = try scanAll()
         // Every item was decrypted: zero their data once the rewrite is done or failed.
         defer { for i in scan.items.indices { scan.items[i].item.wipeData() } }
@@ -22,11 +23,7 @@ extension SQLiteConnection {
         if upgrading { try db.execute(KeychainSchema.format2Tables) }
         let count = scan.items.count
         let fresh = try reencrypt(scan.items, under: newCodec, version: version, moving: upgrading) {
-            (index: Int) throws(SecItemError) in
-            if let failingAfter, index >= failingAfter {
-                throw SecItemError(errSecIO, "failure injected while re-encrypting the keychain")
-            }
-            if index == count / 2 { stall?() }
+            (index: Int) throws(SecItemError) in try beforeRow?(index, count)
         }
         if upgrading { try db.execute("DROP TABLE items") }
         var newHeader = header

@@ -116,7 +116,7 @@ extension SQLiteConnection {
         try synchronise(force: false)
         rowSetChanged = false
         if format < KeychainHeader.fileFormatVersion {
-            try rewriteEverything(newKEK: nil, failingAfter: upgradeHooks.failingAfter, stall: upgradeHooks.stall)
+            try rewriteEverything(newKEK: nil, beforeRow: beforeUpgradedRow)
         }
         let result = try body()
         if rowSetChanged {

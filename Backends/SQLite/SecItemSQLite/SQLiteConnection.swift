@@ -50,8 +50,9 @@ final class SQLiteConnection {
     /// How many times this connection re-read the file's state (tests: a read or
     /// write after this connection's own writes must not need to).
     var synchronisations = 0
-    /// Tests only: a failure injected, or a pause, in the middle of an upgrade.
-    var upgradeHooks: (failingAfter: Int?, stall: (() -> Void)?) = (nil, nil)
+    /// Called before each row an upgrade re-encrypts (``SQLiteBackend/upgrade(beforeRow:)``
+    /// sets it for the length of one upgrade; `nil` otherwise).
+    var beforeUpgradedRow: SQLiteBackend.RewriteObserver?
 
     var format: Int64 { header.format }
     var table: String { KeychainSchema.itemsTable(format: format) }
