@@ -7,7 +7,7 @@ import SecItemMemory
 /// text) and values (strings, constants, numbers of every bridged type, data, dates,
 /// arrays, nested dictionaries, `NSNull`, access controls, persistent references of
 /// stored items), then run through `SecItemAdd`/`CopyMatching`/`Update`/`Delete` on a
-/// memory backend (which parses them with `ItemRequest.parse`), and through the parser
+/// memory backend (which parses them with `ClientRequest.parse`), and through the parser
 /// alone in every role.
 ///
 /// Invariants: no crash, whatever the dictionary; a call that fails changes nothing
@@ -53,7 +53,7 @@ enum QueryDictionaryTarget {
                 do { _ = try client.deleteItems(query) } catch { failed = true }
             default:
                 for role in [Role.add, .search, .modifyQuery, .changes] {
-                    _ = try? ItemRequest.parse(query, role: role, itemClass: role == .changes ? .genericPassword : nil)
+                    _ = try? ClientRequest.parse(query, role: role, itemClass: role == .changes ? .genericPassword : nil)
                 }
             }
             if failed {

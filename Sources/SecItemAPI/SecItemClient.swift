@@ -64,7 +64,7 @@ public struct SecItemClient: Sendable {
     /// - Throws: ``SecItemError``: `errSecDuplicateItem`, `errSecParam`, …
     @discardableResult
     public func addItem(_ attributes: [String: Any]) throws(SecItemError) -> Any? {
-        let request = try ItemRequest.parse(attributes, role: .add)
+        let request = try ClientRequest.parse(attributes, role: .add)
         if request.itemClass == .identity { return try addIdentity(request) }
         let item = try add(request)
         return ResultShaper.shape([item], returns: request.returns, asArray: false, authority: accessAuthority)
@@ -75,7 +75,7 @@ public struct SecItemClient: Sendable {
     ///   for a single match with no return keys (or no data when only data was asked).
     /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
     public func copyMatchingItems(_ query: [String: Any]) throws(SecItemError) -> Any? {
-        let request = try ItemRequest.parse(query, role: .search)
+        let request = try ClientRequest.parse(query, role: .search)
         if request.itemClass == .identity { return try copyIdentities(request) }
         let items = try find(request)
         return ResultShaper.shape(
@@ -87,11 +87,11 @@ public struct SecItemClient: Sendable {
     /// - Throws: `errSecItemNotFound`, `errSecDuplicateItem` (nothing changed), parse errors.
     @discardableResult
     public func updateItems(_ query: [String: Any], _ attributesToUpdate: [String: Any]) throws(SecItemError) -> Int {
-        let request = try ItemRequest.parse(query, role: .modifyQuery)
+        let request = try ClientRequest.parse(query, role: .modifyQuery)
         if request.itemClass == .identity {
             throw SecItemError(errSecUnimplemented, "update an identity's certificate or key (kSecClassCertificate, kSecClassKey)")
         }
-        let changes = try ItemRequest.parse(attributesToUpdate, role: .changes, itemClass: request.itemClass)
+        let changes = try ClientRequest.parse(attributesToUpdate, role: .changes, itemClass: request.itemClass)
         return try update(request, with: changes)
     }
 
@@ -100,17 +100,17 @@ public struct SecItemClient: Sendable {
     /// - Throws: `errSecItemNotFound` when nothing matches, or a parse/backend error.
     @discardableResult
     public func deleteItems(_ query: [String: Any]) throws(SecItemError) -> Int {
-        let request = try ItemRequest.parse(query, role: .modifyQuery)
+        let request = try ClientRequest.parse(query, role: .modifyQuery)
         if request.itemClass == .identity { return try deleteIdentities(request) }
         return try delete(request)
     }
 
     // MARK: Typed entry points (the dictionary API above and the typed layer both call these)
 
-    /// Adds the item `request` describes, after ``ItemRequest/validate(_:entitlements:)``.
+    /// Adds the item `request` describes, after ``ClientRequest/validate(_:entitlements:)``.
     /// - Returns: The item as stored (defaults, group and dates filled in).
     @discardableResult
-    package func add(_ request: ItemRequest) throws(SecItemError) -> StoredItem {
+    package func add(_ request: ClientRequest) throws(SecItemError) -> StoredItem {
         let item = try newItem(request)
         try backend.add(item)
         return item
@@ -119,7 +119,7 @@ public struct SecItemClient: Sendable {
     /// The item an add of `request` would store (validated; defaults, group, a new
     /// identity and dates filled in), for callers that add it themselves
     /// (``VerifiedCopy``, for an all-or-nothing migration).
-    package func newItem(_ request: ItemRequest) throws(SecItemError) -> StoredItem {
+    package func newItem(_ request: ClientRequest) throws(SecItemError) -> StoredItem {
         try request.validate(.add, entitlements: accessGroups)
         guard let itemClass = request.itemClass else { throw SecItemError(errSecParam, "the item has no kSecClass") }
         guard itemClass != .identity else {
@@ -133,7 +133,7 @@ public struct SecItemClient: Sendable {
     /// (``AccessGate``). When only data was asked (``ItemProjection/dataAndAccess``),
     /// their attributes may hold `pdmn` and `accc` alone and their `id` may be a placeholder.
     /// - Throws: `errSecItemNotFound` when nothing matches.
-    package func find(_ request: ItemRequest) throws(SecItemError) -> [StoredItem] {
+    package func find(_ request: ClientRequest) throws(SecItemError) -> [StoredItem] {
         try request.validate(.search, entitlements: accessGroups)
         if request.itemClass == .identity {
             return try findIdentities(request).map(\.certificate)
@@ -170,7 +170,7 @@ public struct SecItemClient: Sendable {
     /// items as found: the backend filled their `pdmn` and `accc` whatever the
     /// query's ``ItemQuery/projection`` (one read per call).
     private func releaseData(
-        of found: [StoredItem], _ request: ItemRequest, skipping: Bool
+        of found: [StoredItem], _ request: ClientRequest, skipping: Bool
     ) throws(SecItemError) -> [StoredItem] {
         var items = try AccessGate.release(
             found, authenticationUI: request.authenticationUI, prompt: request.operationPrompt,
@@ -182,11 +182,11 @@ public struct SecItemClient: Sendable {
     }
 
     /// Applies `changes` to every item `query` matches, atomically, after both pass
-    /// ``ItemRequest/validate(_:entitlements:)``.
+    /// ``ClientRequest/validate(_:entitlements:)``.
     /// - Returns: The number of items updated (at least 1).
     /// - Throws: `errSecItemNotFound`, `errSecDuplicateItem` (nothing changed), `errSecParam` for no changes.
     @discardableResult
-    package func update(_ query: ItemRequest, with changes: ItemRequest) throws(SecItemError) -> Int {
+    package func update(_ query: ClientRequest, with changes: ClientRequest) throws(SecItemError) -> Int {
         try query.validate(.modifyQuery, entitlements: accessGroups)
         try changes.validate(.changes, entitlements: accessGroups)
         if query.itemClass == .identity {
@@ -257,7 +257,7 @@ public struct SecItemClient: Sendable {
     /// (and `Skip`, which cannot leave items out of an update) refuses without asking.
     /// - Returns: What the gate cleared: the kinds of weakening it checked.
     private func clearWeakening(
-        _ itemQuery: ItemQuery, _ newAttributes: [String: AttributeValue], _ request: ItemRequest
+        _ itemQuery: ItemQuery, _ newAttributes: [String: AttributeValue], _ request: ClientRequest
     ) throws(SecItemError) -> Weakening {
         var found = try backend.fetch(matching: itemQuery, limit: nil)
         defer { found.wipeData() }
@@ -280,11 +280,11 @@ public struct SecItemClient: Sendable {
         return cleared
     }
 
-    /// Deletes every item `query` matches, after ``ItemRequest/validate(_:entitlements:)``.
+    /// Deletes every item `query` matches, after ``ClientRequest/validate(_:entitlements:)``.
     /// - Returns: The number of items deleted (at least 1).
     /// - Throws: `errSecItemNotFound` when nothing matches.
     @discardableResult
-    package func delete(_ query: ItemRequest) throws(SecItemError) -> Int {
+    package func delete(_ query: ClientRequest) throws(SecItemError) -> Int {
         try query.validate(.modifyQuery, entitlements: accessGroups)
         if query.itemClass == .identity { return try deleteIdentities(query) }
         let count = try backend.delete(matching: try makeQuery(query))
@@ -343,7 +343,7 @@ public struct SecItemClient: Sendable {
         return value as AnyObject
     }
 
-    private func makeItem(_ itemClass: ItemClass, _ parsed: ItemRequest) -> StoredItem {
+    private func makeItem(_ itemClass: ItemClass, _ parsed: ClientRequest) -> StoredItem {
         var attributes = parsed.attributes
         for key in itemClass.primaryKeyAttributes where attributes[key] == nil {
             attributes[key] = Schema.defaultValue(for: key)
@@ -359,7 +359,7 @@ public struct SecItemClient: Sendable {
         return StoredItem(itemClass: itemClass, id: randomUUID(), attributes: attributes, data: parsed.data)
     }
 
-    func makeQuery(_ parsed: ItemRequest) throws(SecItemError) -> ItemQuery {
+    func makeQuery(_ parsed: ClientRequest) throws(SecItemError) -> ItemQuery {
         var query: ItemQuery
         if let (refClass, id) = parsed.persistentRef {
             guard parsed.itemClass == nil || parsed.itemClass == refClass else {

@@ -150,14 +150,14 @@ public struct Keychain: Sendable {
 
     /// The request selecting this keychain's items (all keys, or one), in the
     /// core's types: no dictionary is built for the parser to read back.
-    func request(forKey key: String? = nil) throws(SecItemError) -> ItemRequest {
-        var request: ItemRequest
+    func request(forKey key: String? = nil) throws(SecItemError) -> ClientRequest {
+        var request: ClientRequest
         switch scope {
         case .service(let service):
-            request = ItemRequest(.genericPassword, accessGroup: accessGroup, synchronizable: synchronizable ? .yes : .no)
+            request = ClientRequest(.genericPassword, accessGroup: accessGroup, synchronizable: synchronizable ? .yes : .no)
             try request.set(SecConstant.kSecAttrService, service)
         case .internet(let s):
-            request = ItemRequest(.internetPassword, accessGroup: accessGroup, synchronizable: synchronizable ? .yes : .no)
+            request = ClientRequest(.internetPassword, accessGroup: accessGroup, synchronizable: synchronizable ? .yes : .no)
             try request.set(SecConstant.kSecAttrServer, s.server)
             if let v = s.protocol { try request.set(SecConstant.kSecAttrProtocol, v) }
             if let v = s.port { try request.set(SecConstant.kSecAttrPort, v) }
@@ -170,7 +170,7 @@ public struct Keychain: Sendable {
     }
 
     /// The new item under `key` holding `data`, with this keychain's accessibility.
-    func newItem(_ data: Data, forKey key: String) throws(SecItemError) -> ItemRequest {
+    func newItem(_ data: Data, forKey key: String) throws(SecItemError) -> ClientRequest {
         var item = try request(forKey: key)
         item.data = data
         try item.set(SecConstant.kSecAttrAccessible, accessibility.rawValue)
@@ -239,7 +239,7 @@ public struct Keychain: Sendable {
     public func set(_ data: Data, forKey key: String) throws {
         let item = try newItem(data, forKey: key)
         let query = try request(forKey: key)
-        var changes = ItemRequest()
+        var changes = ClientRequest()
         changes.data = data
         changes.attributes[SecConstant.kSecAttrAccessible] = item.attributes[SecConstant.kSecAttrAccessible]
         for _ in 0..<8 {
@@ -275,7 +275,7 @@ public struct Keychain: Sendable {
     /// Replaces the data of an existing item.
     /// - Throws: `errSecItemNotFound` when there is no item under `key`.
     public func update(_ data: Data, forKey key: String) throws {
-        var changes = ItemRequest()
+        var changes = ClientRequest()
         changes.data = data
         try client.update(try request(forKey: key), with: changes)
     }

@@ -37,11 +37,11 @@ extension Keychain {
         throws -> MigrationReport
     {
         try migrateItems(
-            matching: try ItemRequest.parse(query, role: .search), from: source, removeFromSource: removeFromSource)
+            matching: try ClientRequest.parse(query, role: .search), from: source, removeFromSource: removeFromSource)
     }
 
     /// ``migrateItems(matching:from:removeFromSource:)`` for a request in the core's types.
-    func migrateItems(matching query: ItemRequest, from source: SecItemClient, removeFromSource: Bool)
+    func migrateItems(matching query: ClientRequest, from source: SecItemClient, removeFromSource: Bool)
         throws -> MigrationReport
     {
         var q = query
@@ -61,7 +61,7 @@ extension Keychain {
         var report = try write(entries)
         if removeFromSource {
             for item in found {
-                var byReference = ItemRequest()
+                var byReference = ClientRequest()
                 byReference.persistentRef = (item.itemClass, item.id)
                 // Already gone (not found) is fine: the goal is reached.
                 _ = try absentAsNil { () throws(SecItemError) in try source.delete(byReference) }

@@ -126,7 +126,7 @@ struct CollectionItems {
     /// A data-only lookup by a whole primary key (``ItemQuery/exactPrimaryKey``),
     /// without the general path's `GetAll`s:
     ///
-    /// - where the key's holder was last seen (`Session.holders`): one round
+    /// - where the key's holder was last seen (`SecretServiceSession.holders`): one round
     ///   trip, that item's attributes (one `Get`, far cheaper for gnome-keyring
     ///   than `GetAll`) and its secret, sent at once, used only if the attributes
     ///   still make it this store's holder of the key;

@@ -107,7 +107,7 @@ public final class SecretServiceBackend: SecItemBackend {
         public var problem: SecItemError?
         /// How long the probe took.
         public var elapsed: Duration
-        /// The session the probe opened (`Session.serial`), for tests.
+        /// The session the probe opened (`SecretServiceSession.serial`), for tests.
         var sessionSerial: Int?
 
         /// Whether the backend can be used: a provider answered and the collection
@@ -210,7 +210,7 @@ public final class SecretServiceBackend: SecItemBackend {
         return probe(configuration: configuration)
     }
 
-    /// Item property reads sent so far on the current session (see `Session.propertyReads`).
+    /// Item property reads sent so far on the current session (see `SecretServiceSession.propertyReads`).
     var propertyReads: Int { (try? connection.withSession { $0.propertyReads }) ?? 0 }
     /// The paths of the items having at least `attributes`, in any namespace (tests
     /// check what the backend stored against what they compute independently).
@@ -218,7 +218,7 @@ public final class SecretServiceBackend: SecItemBackend {
         try connection.withSession { (session) throws(SecItemError) -> [String] in try session.search(attributes) }
     }
 
-    /// The number of the session in use (see `Session.serial`).
+    /// The number of the session in use (see `SecretServiceSession.serial`).
     var sessionSerial: Int? { try? connection.withSession { $0.serial } }
     /// The provider signals counted so far on the current session (`LockStateCache`); `nil` before the watch starts.
     var lockSignals: Int32? { try? connection.withSession { $0.lockState.watch.map(SecretServiceSession.lockWatchGeneration) } }
@@ -227,7 +227,7 @@ public final class SecretServiceBackend: SecItemBackend {
     func closeSessionOnProvider() throws(SecItemError) {
         try connection.withSession { (session) throws(SecItemError) in try session.closeOnProvider() }
     }
-    /// Reads of the collection's `Locked` so far on the current session (see `Session.lockReads`).
+    /// Reads of the collection's `Locked` so far on the current session (see `SecretServiceSession.lockReads`).
     var lockReads: Int { (try? connection.withSession { $0.lockReads }) ?? 0 }
 
     // MARK: SecItemBackend

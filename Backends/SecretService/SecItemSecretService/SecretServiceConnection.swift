@@ -8,7 +8,7 @@ import Synchronization
 /// threads at once, and the backend's multi-step operations (check then create,
 /// update with rollback) must not interleave within a process.
 ///
-/// Checked `Sendable`: the non-Sendable `Session` lives only inside the `Mutex`.
+/// Checked `Sendable`: the non-Sendable `SecretServiceSession` lives only inside the `Mutex`.
 final class SecretServiceConnection: Sendable {
     let configuration: SecretServiceBackend.Configuration
     private let state: Mutex<SecretServiceSession?>
@@ -32,7 +32,7 @@ final class SecretServiceConnection: Sendable {
     /// session so that the next call reconnects.
     ///
     /// When `body` fails because the provider lost the session's key
-    /// (``Session/sessionLost``: the session was closed, or KWallet cannot decrypt
+    /// (``SecretServiceSession/sessionLost``: the session was closed, or KWallet cannot decrypt
     /// with it), a new session is opened and `body` runs again, up to
     /// ``lostSessionRetries`` times; the operations leave nothing behind on such a
     /// failure (an add removes the item KWallet created without its secret).

@@ -139,7 +139,7 @@ private func referenceQuery(_ key: SecKey) -> [String: Any] {
 private func keyWithAttributes(_ key: SecKey, _ request: [String: Any]) throws -> SecKey {
     var dictionary = request.filter { $0.key != SecConstant.kSecUseDataProtectionKeychain }
     dictionary[SecConstant.kSecClass] = SecConstant.kSecClassKey
-    let parsed = try ItemRequest.parse(dictionary, role: .add)
+    let parsed = try ClientRequest.parse(dictionary, role: .add)
     var attributes = parsed.attributes
     if let group = parsed.accessGroup { attributes[SecConstant.kSecAttrAccessGroup] = .string(group) }
     attributes[SecConstant.kSecAttrIsPermanent] = .number(isTrue(request[SecConstant.kSecAttrIsPermanent]) ? 1 : 0)

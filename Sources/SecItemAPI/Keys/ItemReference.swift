@@ -46,7 +46,7 @@ private let requestOwnedAttributes: Set<String> = [
     SecConstant.kSecAttrModificationDate,
 ]
 
-extension ItemRequest {
+extension ClientRequest {
     /// Folds `kSecValueRef` into the request: an add stores the object's data and
     /// derived attributes under the caller's; a search looks for the object's item.
     mutating func apply(_ reference: ItemReference, role: Role, classGiven: Bool) throws(SecItemError) {

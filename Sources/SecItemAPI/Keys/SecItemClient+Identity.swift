@@ -15,12 +15,12 @@ extension SecItemClient {
 
     /// The request of the certificate half (the attributes a certificate has) and the key
     /// half (the key's own attributes that a certificate does not have).
-    private func halves(_ request: ItemRequest) -> (certificate: ItemRequest, key: ItemRequest) {
+    private func halves(_ request: ClientRequest) -> (certificate: ClientRequest, key: ClientRequest) {
         var certificate = request
         certificate.itemClass = .certificate
         certificate.reference = nil
         certificate.attributes = request.attributes.filter { ItemClass.certificate.attributeKeys.contains($0.key) }
-        var key = ItemRequest(.key, accessGroup: request.accessGroup, synchronizable: request.synchronizable)
+        var key = ClientRequest(.key, accessGroup: request.accessGroup, synchronizable: request.synchronizable)
         key.attributes = request.attributes.filter {
             ItemClass.key.attributeKeys.contains($0.key) && !ItemClass.certificate.attributeKeys.contains($0.key)
         }
@@ -31,7 +31,7 @@ extension SecItemClient {
 
     /// The identities `request` matches, at most its limit's count.
     /// - Throws: `errSecItemNotFound` when none.
-    package func findIdentities(_ request: ItemRequest) throws(SecItemError) -> [IdentityMatch] {
+    package func findIdentities(_ request: ClientRequest) throws(SecItemError) -> [IdentityMatch] {
         try request.validate(.search, entitlements: accessGroups)
         if case .count(0) = request.limit { throw SecItemError(errSecItemNotFound, "kSecMatchLimit is 0") }
         let (certificateRequest, keyRequest) = halves(request)
@@ -60,7 +60,7 @@ extension SecItemClient {
     /// `SecItemCopyMatching` of `kSecClassIdentity`: `kSecReturnRef` gives `SecIdentity`s,
     /// `kSecReturnAttributes` the certificate's attributes with the key's own added,
     /// `kSecReturnPersistentRef` the certificate's, `kSecReturnData` the certificate's DER.
-    func copyIdentities(_ request: ItemRequest) throws(SecItemError) -> Any? {
+    func copyIdentities(_ request: ClientRequest) throws(SecItemError) -> Any? {
         let matches = try findIdentities(request)
         let shaped = matches.map { match -> Any? in
             var out: [String: Any] = [:]
@@ -97,11 +97,11 @@ extension SecItemClient {
     /// `SecItemAdd` of a `SecIdentity`: its private key, then its certificate; when the
     /// certificate fails, the key added here is removed again (nothing half-stored). A key
     /// already in the keychain (the same key, tag and group) is shared, not duplicated.
-    func addIdentity(_ request: ItemRequest) throws(SecItemError) -> Any? {
+    func addIdentity(_ request: ClientRequest) throws(SecItemError) -> Any? {
         guard case .identity(let identity)? = request.reference else {
             throw SecItemError(errSecParam, "an identity is added as kSecValueRef of a SecIdentity")
         }
-        var keyRequest = ItemRequest(.key, accessGroup: request.accessGroup, synchronizable: request.synchronizable)
+        var keyRequest = ClientRequest(.key, accessGroup: request.accessGroup, synchronizable: request.synchronizable)
         keyRequest.reference = .key(identity.privateKey)
         for name in [SecConstant.kSecAttrAccessible, SecConstant.kSecAttrAccessControl, SecConstant.kSecAttrApplicationTag]
         where request.attributes[name] != nil {
@@ -129,7 +129,7 @@ extension SecItemClient {
         guard request.returns.count > 0 else { return nil }
         var keyItem = addedKey
         if keyItem == nil {
-            var keyQuery = ItemRequest(.key, accessGroup: request.accessGroup)
+            var keyQuery = ClientRequest(.key, accessGroup: request.accessGroup)
             try keyQuery.apply(.key(identity.privateKey), role: .search, classGiven: true)
             keyItem = try backend.fetch(matching: try makeQuery(keyQuery), limit: 1).first
         }
@@ -149,7 +149,7 @@ extension SecItemClient {
     }
 
     /// `SecItemDelete` of `kSecClassIdentity`: each matching identity's certificate and key.
-    func deleteIdentities(_ request: ItemRequest) throws(SecItemError) -> Int {
+    func deleteIdentities(_ request: ClientRequest) throws(SecItemError) -> Int {
         var all = request
         all.limit = .all
         let matches = try findIdentities(all)

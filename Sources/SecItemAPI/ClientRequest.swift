@@ -55,16 +55,22 @@ package enum Role: Sendable {
     case changes
 }
 
-/// One SecItem request in types: what the dictionary parser makes of a query
-/// dictionary, and what the typed layer (`Keychain`, tools) builds directly, so
-/// that neither round-trips through `[String: Any]`.
+/// One call to ``SecItemClient`` in types (add, search, update, delete): what the
+/// dictionary parser makes of a query dictionary, and what the typed layer (`Keychain`,
+/// tools) builds directly, so that neither round-trips through `[String: Any]`.
+///
+/// Not to be confused with `ItemQuery` (SecItemModel): a client request is everything
+/// the caller asked for — the item's data, what to return (`kSecReturn…`), how many
+/// (`kSecMatchLimit`), whether to ask the user — and it never reaches a backend. The
+/// client turns its search part into an `ItemQuery`, which is all a backend sees: which
+/// items match.
 ///
 /// The parser decides every errSecParam, errSecNoSuchAttr and errSecNoSuchClass
 /// while building one. The checks that bind every request whoever built it —
 /// entitlement to the access group, the size limits — are ``validate(_:entitlements:)``,
 /// which ``SecItemClient``'s typed entry points run (the dictionary API goes
 /// through them too); the access-control gate runs when data is released.
-package struct ItemRequest: Sendable {
+package struct ClientRequest: Sendable {
     package var itemClass: ItemClass?
     package var persistentRef: (ItemClass, UUID)?
     /// Attribute values, `agrp` and `sync` excluded.
@@ -132,8 +138,8 @@ package struct ItemRequest: Sendable {
         _ dictionary: [String: Any],
         role: Role,
         itemClass fixedClass: ItemClass? = nil
-    ) throws(SecItemError) -> ItemRequest {
-        var parsed = ItemRequest()
+    ) throws(SecItemError) -> ClientRequest {
+        var parsed = ClientRequest()
         parsed.attributes = Dictionary(minimumCapacity: dictionary.count)
 
         // The class first, so the attribute set is known.
@@ -165,7 +171,7 @@ package struct ItemRequest: Sendable {
                 try parsed.take(key: key, raw: RawValue(value), role: role)
             }
         } catch {
-            parsed = ItemRequest()
+            parsed = ClientRequest()
             (parsed.itemClass, parsed.persistentRef) = classAndRef
             for key in dictionary.keys.sorted() where key != SecConstant.kSecClass || role == .changes {
                 try parsed.take(key: key, raw: RawValue(dictionary[key]!), role: role)
