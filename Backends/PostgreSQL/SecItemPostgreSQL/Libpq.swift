@@ -30,7 +30,7 @@ enum Libpq {
 }
 
 /// A parameter of a statement: sent in binary (bytes) or text (numbers, text) format.
-enum PQValue {
+package enum PQValue {
     case bytes([UInt8])
     case text(String)
     case int64(Int64)
@@ -329,14 +329,14 @@ final class PQConnection {
 }
 
 /// A `PGresult`, cleared when released. Columns are in binary format.
-final class PQResult {
+package final class PQResult {
     let handle: OpaquePointer
 
     init(_ handle: OpaquePointer) { self.handle = handle }
 
     deinit { csecitem_PQclear(handle) }
 
-    var rows: Int { Int(csecitem_PQntuples(handle)) }
+    package var rows: Int { Int(csecitem_PQntuples(handle)) }
 
     /// The number of rows a command touched (`INSERT 0 1` → 1).
     var affected: Int { Int(String(cString: csecitem_PQcmdTuples(handle))) ?? 0 }
@@ -352,14 +352,14 @@ final class PQResult {
         return UnsafeRawBufferPointer(start: csecitem_PQgetvalue(handle, r, c), count: length)
     }
 
-    func array(_ row: Int, _ column: Int) -> [UInt8]? { bytes(row, column).map { Array($0) } }
+    package func array(_ row: Int, _ column: Int) -> [UInt8]? { bytes(row, column).map { Array($0) } }
 
     func text(_ row: Int, _ column: Int) -> String? {
         bytes(row, column).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A binary `bigint` (8 bytes, network order).
-    func int64(_ row: Int, _ column: Int) -> Int64? {
+    package func int64(_ row: Int, _ column: Int) -> Int64? {
         guard let b = bytes(row, column) else { return nil }
         switch b.count {
         case 8: return Int64(bitPattern: b.reduce(0) { $0 << 8 | UInt64($1) })

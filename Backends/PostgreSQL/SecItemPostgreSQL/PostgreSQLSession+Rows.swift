@@ -1,26 +1,32 @@
 import Foundation
 import SecItemCore
-import SecItemSealedStore
+package import SecItemSealedStore
 
 /// The rows of an open PostgreSQL keychain: writing, finding, scanning and verifying them,
 /// and rendering a query's ``RowFilter`` as SQL conditions.
 extension PostgreSQLSession {
-    typealias Match = SealedMatch
+    package typealias Match = SealedMatch
 
     /// One row of a result whose first two columns are the key epoch and the
     /// committed generation, read in place (columns as ``SQL/columns``).
-    struct Row: RowColumns {
+    package struct Row: RowColumns {
         let result: PQResult
         let row: Int
-        var uuid: UnsafeRawBufferPointer? { result.bytes(row, 3) }
-        var itemClass: String? { result.text(row, 4) }
-        var primaryKeyMAC: UnsafeRawBufferPointer? { result.bytes(row, 5) }
-        func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? { result.bytes(row, 6 + index) }
-        var version: Int64 { result.int64(row, 6 + IndexedColumns.columns.count) ?? -1 }
-        var sealed: UnsafeRawBufferPointer? { result.bytes(row, 7 + IndexedColumns.columns.count) }
-        var seq: Int64? { result.int64(row, 2) }
 
-        var element: RowSetCommitment.Element {
+        package init(result: PQResult, row: Int) {
+            self.result = result
+            self.row = row
+        }
+
+        package var uuid: UnsafeRawBufferPointer? { result.bytes(row, 3) }
+        package var itemClass: String? { result.text(row, 4) }
+        package var primaryKeyMAC: UnsafeRawBufferPointer? { result.bytes(row, 5) }
+        package func indexMAC(_ index: Int) -> UnsafeRawBufferPointer? { result.bytes(row, 6 + index) }
+        package var version: Int64 { result.int64(row, 6 + IndexedColumns.columns.count) ?? -1 }
+        package var sealed: UnsafeRawBufferPointer? { result.bytes(row, 7 + IndexedColumns.columns.count) }
+        package var seq: Int64? { result.int64(row, 2) }
+
+        package var element: RowSetCommitment.Element {
             RowSetCommitment.Element(
                 uuid: uuid.map { Array($0) } ?? [], version: version,
                 sealed: sealed ?? UnsafeRawBufferPointer(start: nil, count: 0))

@@ -1,50 +1,50 @@
-import SecItemCore
-import SecItemSealedStore
+package import SecItemCore
+package import SecItemSealedStore
 
 /// The keychain's tables as a sealed store keeps them: `items`, `meta` and the `state`
 /// row. The logic over them (sealing items, keeping the commitment in step, an update
 /// whose keys collide, rotation) is ``SealedRowStorage``'s; this is only how PostgreSQL
 /// stores each piece. Every change must touch exactly the rows it names (``change(_:_:rows:_:)``).
 extension PostgreSQLSession: SealedRowStorage {
-    func withWriteTransaction<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+    package func withWriteTransaction<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         try write(body)
     }
 
-    func matches(_ query: ItemQuery, limit: Int?, forWrite: Bool) throws(SecItemError) -> [SealedMatch] {
+    package func matches(_ query: ItemQuery, limit: Int?, forWrite: Bool) throws(SecItemError) -> [SealedMatch] {
         try matches(query, limit: limit, inWrite: forWrite)
     }
 
     /// `nil`: the server numbers rows (`BIGSERIAL`), and format 2 does not seal them with it.
-    func nextRowPosition() throws(SecItemError) -> Int64? { nil }
+    package func nextRowPosition() throws(SecItemError) -> Int64? { nil }
 
-    func insertRow(_ row: EncodedRow, at seq: Int64?) throws(SecItemError) {
+    package func insertRow(_ row: EncodedRow, at seq: Int64?) throws(SecItemError) {
         try change(sql.insert, rowValues(row), rows: 1, "adding an item")
     }
 
-    func replaceRow(at seq: Int64, with row: EncodedRow) throws(SecItemError) {
+    package func replaceRow(at seq: Int64, with row: EncodedRow) throws(SecItemError) {
         try change(sql.rewrite, rowValues(row) + [.int64(seq)], rows: 1, "updating an item")
     }
 
-    func deleteRows(at seqs: [Int64]) throws(SecItemError) {
+    package func deleteRows(at seqs: [Int64]) throws(SecItemError) {
         try change(sql.delete, [.text(Self.arrayLiteral(seqs))], rows: seqs.count, "deleting items")
     }
 
-    func clearPrimaryKeys(at seqs: [Int64]) throws(SecItemError) {
+    package func clearPrimaryKeys(at seqs: [Int64]) throws(SecItemError) {
         try change(sql.clearPrimaryKeys, [.text(Self.arrayLiteral(seqs))], rows: seqs.count, "updating items")
     }
 
-    func readHeaderValues() throws(SecItemError) -> [String: KeychainHeader.MetaValue] {
+    package func readHeaderValues() throws(SecItemError) -> [String: KeychainHeader.MetaValue] {
         Self.metaValues(try exec(sql.readMeta))
     }
 
-    func writeHeaderValues(_ values: [(key: String, value: KeychainHeader.MetaValue)]) throws(SecItemError) {
+    package func writeHeaderValues(_ values: [(key: String, value: KeychainHeader.MetaValue)]) throws(SecItemError) {
         _ = try exec(sql.deleteScryptMeta)
         for (key, value) in values { try Self.putMeta(sql.putMeta, key, value, exec) }
     }
 
     /// The state row; a key epoch other than this session's is stale keys (the call
     /// reloads them and runs again).
-    func readStateRow() throws(SecItemError) -> StoredRowSetState? {
+    package func readStateRow() throws(SecItemError) -> StoredRowSetState? {
         let r = try exec(sql.readState)
         guard r.rows == 1, let generation = r.int64(0, 0), let count = r.int64(0, 1), let epoch = r.int64(0, 4) else {
             return nil
@@ -54,7 +54,7 @@ extension PostgreSQLSession: SealedRowStorage {
     }
 
     /// Stores the state row with this session's key epoch.
-    func writeStateRow(_ state: StoredRowSetState) throws(SecItemError) {
+    package func writeStateRow(_ state: StoredRowSetState) throws(SecItemError) {
         try change(
             sql.writeState,
             [.int64(state.generation), .int64(state.count), .bytes(state.cells), .bytes(state.mac), .int64(header.epoch)],

@@ -1,14 +1,14 @@
 import Foundation
-import SecItemCore
-import SecItemSealedStore
+package import SecItemCore
+package import SecItemSealedStore
 
 /// One open keychain: the connection (re-made when lost), the keys, and the SQL.
 ///
 /// `@unchecked Sendable`: a session is used by one thread at a time, the one that
 /// took it from the backend's ``SessionPool`` (which hands it over under its lock).
-final class PostgreSQLSession: @unchecked Sendable {
+package final class PostgreSQLSession: @unchecked Sendable {
     let configuration: PostgreSQLBackend.Configuration
-    let sql: SQL
+    package let sql: SQL
     private let parameters: [(String, String)]
     private let redactions: [String]
     /// The connection; `nil` after it was lost (the next call reconnects). Set only
@@ -16,10 +16,10 @@ final class PostgreSQLSession: @unchecked Sendable {
     var pq: PQConnection?
     var header: KeychainHeader
     var kek: SecretBytes
-    var codec: RowCodec
+    package var codec: RowCodec
     /// Inside a write: the row-set commitment as locked, updated by every row change
     /// (PostgreSQLSession+Rows.swift) and by a rotation (+Keys.swift).
-    var commitment = RowSetCommitment(generation: 0)
+    package var commitment = RowSetCommitment(generation: 0)
     /// Inside a write: the version stamped on every row it writes.
     var writeVersion: Int64 { commitment.generation + 1 }
     /// What the current call is doing, for messages.
@@ -119,7 +119,7 @@ final class PostgreSQLSession: @unchecked Sendable {
     }
 
     /// Connects, creates what is missing, and unlocks the keychain.
-    static func open(_ configuration: PostgreSQLBackend.Configuration) throws(SecItemError) -> PostgreSQLSession {
+    package static func open(_ configuration: PostgreSQLBackend.Configuration) throws(SecItemError) -> PostgreSQLSession {
         if configuration.keySource.isGenerated {
             throw SecItemError(
                 errSecParam,
@@ -267,7 +267,7 @@ final class PostgreSQLSession: @unchecked Sendable {
     /// not be applied (docs/postgresql.md, "During a failover"). (`statement_timeout`
     /// does not end that wait: PostgreSQL stops the statement's timer before
     /// committing. The client's bound on the statement does, and drops the connection.)
-    func write<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+    package func write<R>(_ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
         let saved = (header, kek, codec)
         _ = try exec(sql.begin)
         let result: R
@@ -363,7 +363,7 @@ final class PostgreSQLSession: @unchecked Sendable {
 
     /// Runs a prepared statement; a failure becomes a ``SecItemError`` (and a lost
     /// connection is dropped, so the next call reconnects).
-    func exec(_ statement: String, _ values: [PQValue] = []) throws(SecItemError) -> PQResult {
+    package func exec(_ statement: String, _ values: [PQValue] = []) throws(SecItemError) -> PQResult {
         guard let pq else { throw SecItemError(errSecNotAvailable, "the PostgreSQL server is not available") }
         do {
             return try pq.execute(statement, values, timeout: Self.bound(configuration))

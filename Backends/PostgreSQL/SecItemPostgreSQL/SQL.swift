@@ -4,7 +4,7 @@ import SecItemSealedStore
 
 /// Every statement the backend sends, for one schema. `docs/postgresql.md` lists
 /// them; nothing else is sent (no extensions, no functions of our own).
-struct SQL {
+package struct SQL {
     let schema: String
     /// `"schema"`: validated, then quoted.
     let q: String
@@ -163,7 +163,7 @@ struct SQL {
     /// Rows matching `conditions` after the key epoch (column 0) and the committed
     /// generation (column 1), and the commitment's MAC last (for the rollback check),
     /// in one statement (one snapshot); one row of NULLs after them when nothing matches.
-    func selectWithEpoch(_ conditions: [String]) -> String {
+    package func selectWithEpoch(_ conditions: [String]) -> String {
         let on = conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
         return "SELECT st.epoch, st.generation, \(Self.rowColumns), st.mac FROM \(q).state st "
             + "LEFT JOIN \(q).items i ON \(on) WHERE st.id = 1 ORDER BY i.seq"
@@ -171,7 +171,7 @@ struct SQL {
 
     /// Rows matching `conditions`, inside a write transaction (which holds the
     /// state row, so no other writer runs); columns 0 and 1 are unused.
-    func selectInWrite(_ conditions: [String]) -> String {
+    package func selectInWrite(_ conditions: [String]) -> String {
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         return "SELECT 0::bigint, 0::bigint, \(Self.rowColumns) FROM \(q).items i\(whereClause) ORDER BY i.seq"
     }

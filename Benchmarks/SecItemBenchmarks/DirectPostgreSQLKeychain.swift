@@ -1,5 +1,6 @@
 import Foundation
-package import SecItemCore
+import SecItemCore
+import SecItemPostgreSQL
 import SecItemSealedStore
 
 /// The benchmark's baseline: the same work as ``PostgreSQLBackend`` done directly
@@ -9,13 +10,16 @@ import SecItemSealedStore
 ///
 /// Items are generic passwords of one service and access group, found by their
 /// whole primary key, as the benchmark workload's are.
-package final class DirectPostgreSQLKeychain {
+///
+/// It lives here, not in the backend's module: it reaches the backend's session, SQL and
+/// result types through their `package` access, which package users never see.
+final class DirectPostgreSQLKeychain {
     private let session: PostgreSQLSession
     private let service: String
     private let group: String
 
     /// Opens (creating when missing) the keychain `configuration` names.
-    package init(configuration: PostgreSQLBackend.Configuration, service: String, accessGroup: String) throws(SecItemError) {
+    init(configuration: PostgreSQLBackend.Configuration, service: String, accessGroup: String) throws(SecItemError) {
         session = try PostgreSQLSession.open(configuration)
         self.service = service
         group = accessGroup
@@ -52,13 +56,13 @@ package final class DirectPostgreSQLKeychain {
     }
 
     /// BEGIN, lock the state row, INSERT, update the commitment, COMMIT.
-    package func add(account: String, label: String, data: [UInt8]) throws(SecItemError) {
+    func add(account: String, label: String, data: [UInt8]) throws(SecItemError) {
         try session.write { () throws(SecItemError) in try session.insertItem(item(account: account, label: label, data: data)) }
     }
 
     /// One SELECT by primary-key HMAC (with the epoch and generation), one GCM open.
     /// - Returns: The data's length, or -1 when not found.
-    package func lookup(account: String) throws(SecItemError) -> Int {
+    func lookup(account: String) throws(SecItemError) -> Int {
         let conditions = ["i.class = $1::text", "i.pk IN ($2::bytea)"]
         let r = try exec(sql.selectWithEpoch(conditions), [.text(ItemClass.genericPassword.rawValue), .bytes(try primaryKeyMAC(account))])
         guard r.rows >= 1, let generation = r.int64(0, 1) else { return -1 }
@@ -80,7 +84,7 @@ package final class DirectPostgreSQLKeychain {
     }
 
     /// BEGIN, lock the state row, SELECT, open, seal, UPDATE, update the commitment, COMMIT.
-    package func update(account: String, data: [UInt8]) throws(SecItemError) -> Int {
+    func update(account: String, data: [UInt8]) throws(SecItemError) -> Int {
         try session.write { () throws(SecItemError) -> Int in
             guard let match = try locked(account) else { return 0 }
             var changed = match.item
@@ -92,7 +96,7 @@ package final class DirectPostgreSQLKeychain {
     }
 
     /// BEGIN, lock the state row, SELECT, open, DELETE, update the commitment, COMMIT.
-    package func delete(account: String) throws(SecItemError) -> Int {
+    func delete(account: String) throws(SecItemError) -> Int {
         try session.write { () throws(SecItemError) -> Int in
             guard let match = try locked(account) else { return 0 }
             try session.removeItems([match])
@@ -101,7 +105,7 @@ package final class DirectPostgreSQLKeychain {
     }
 
     /// One SELECT by label HMAC, one GCM open per row.
-    package func count(label: String) throws(SecItemError) -> Int {
+    func count(label: String) throws(SecItemError) -> Int {
         let mac = try session.codec.attributeMAC(.genericPassword, SecConstant.kSecAttrLabel, .string(label))
         let agrp = try session.codec.accessGroupMAC(.genericPassword, group)
         let r = try exec(
@@ -121,7 +125,7 @@ package final class DirectPostgreSQLKeychain {
     }
 
     /// Adds `count` items in one transaction (to fill a large store quickly).
-    package func fill(_ count: Int, _ make: (Int) -> (account: String, label: String, data: [UInt8])) throws(SecItemError) {
+    func fill(_ count: Int, _ make: (Int) -> (account: String, label: String, data: [UInt8])) throws(SecItemError) {
         try session.write { () throws(SecItemError) in
             for i in 0..<count {
                 let (account, label, data) = make(i)
