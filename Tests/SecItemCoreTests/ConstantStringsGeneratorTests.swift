@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `ConstantStrings.swift` (the `SecConstant` twins) is generated from `Constants.swift`
-/// by `scripts/constant-strings`: the committed file must be what the script writes.
+/// by `scripts/constant-strings`: the committed file must be what the script writes, and
+/// say what the public `CFString` constants say (each checked once, here).
 @Suite("ConstantStrings.swift is generated")
 struct ConstantStringsGeneratorTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -26,6 +27,27 @@ struct ConstantStringsGeneratorTests {
     func committedFileIsGenerated() throws {
         let (status, output) = try check(in: Self.root)
         #expect(status == 0, "\(output)")
+    }
+
+    @Test("every kSec constant Constants.swift declares has its twin, with the same value")
+    func everyConstantHasItsTwin() throws {
+        // Read here with patterns of its own, looser than the script's (any `public let
+        // kSec…: CFString`, whatever precedes it): a declaration the script's pattern
+        // skips has no twin, and `--check` alone would not notice.
+        func pairs(_ file: String, _ pattern: String) throws -> [String: String] {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            let regex = try NSRegularExpression(pattern: pattern)
+            var out: [String: String] = [:]
+            for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                out[String(text[Range(m.range(at: 1), in: text)!])] = String(text[Range(m.range(at: 2), in: text)!])
+            }
+            return out
+        }
+        let constants = try pairs("Sources/SecItemSecurity/Constants.swift", #"public let (kSec\w+): CFString = "([^"]*)""#)
+        let twins = try pairs("Sources/SecItemSecurity/ConstantStrings.swift", #"package static let (kSec\w+) = "([^"]*)""#)
+        #expect(constants.count > 120)
+        let differing = Set(constants.keys).union(twins.keys).filter { constants[$0] != twins[$0] }.sorted()
+        #expect(differing.isEmpty, "a constant and its twin differ, or one is missing: \(differing)")
     }
 
     @Test("a twin edited by hand, or a constant added without regenerating, fails the check")
