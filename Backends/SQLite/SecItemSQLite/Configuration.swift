@@ -22,11 +22,12 @@ extension SQLiteBackend {
         public var scryptParameters: ScryptParameters
         /// How long a call waits for another connection's write lock, in milliseconds.
         public var busyTimeoutMilliseconds: Int
-        /// Up to how many items opening the file compares every index entry with its row
-        /// (`PRAGMA integrity_check` of the items table: about 1 ms per 300 items);
-        /// default 10,000. Larger stores get a check of each index's root alone on open,
-        /// which catches a swapped `rootpage` but not a single overwritten index page;
-        /// ``SQLiteBackend/verify()`` always runs the full check (docs/file-format.md,
+        /// Up to how many items a connection compares every index entry with its row
+        /// before its first write (`PRAGMA integrity_check` of the items table: about 1 ms
+        /// per 300 items); default 10,000. Reads need no such check: each row they return
+        /// is compared with the query. Larger stores get a check of each index's root alone
+        /// (on open), which catches a swapped `rootpage` but not a single overwritten index
+        /// page; ``SQLiteBackend/verify()`` always runs the full check (docs/file-format.md,
         /// "The b-trees agree with each other").
         public var openIntegrityCheckItemLimit: Int = 10_000
         /// How long, in seconds, the key derived from a passphrase stays in the kernel's

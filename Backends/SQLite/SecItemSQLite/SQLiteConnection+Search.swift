@@ -58,11 +58,22 @@ extension SQLiteConnection {
             // found by the unique `pk` column. Class, group, sync state and key
             // attributes are then equal by construction (the pk column is bound into
             // the box, format 1 also recomputes it), so only the rest is compared.
+            // SQLite takes the row the `pk` index points at without comparing its `pk`
+            // column, and reads do not run the integrity check: a damaged index could
+            // point at another item's row. When SQLite gives the index's copy of `pk`,
+            // that row's box (bound to its own pk) fails to open; when it gives the row's,
+            // this comparison refuses it.
             let stmt = try byPrimaryKey()
             defer { stmt.reset() }
             for mac in filter.primaryKeys {
                 stmt.bind(1, mac)
                 while try stmt.step(during: "searching items") {
+                    guard let found = stmt.blob(3), found.elementsEqual(mac) else {
+                        throw SecItemError(
+                            errSecInvalidKeychain,
+                            "the keychain \(db.path) is damaged or was altered outside secitem: its primary-key index "
+                                + "points at another item's row. Nothing was written. Restore the file from a backup")
+                    }
                     switch try decode(stmt) {
                     case .item(let item, let version):
                         if query.matchesBeyondPrimaryKey(item) {
