@@ -46,11 +46,13 @@ extension SQLiteBackend {
         /// `$XDG_STATE_HOME/secitem/high-water` (`~/.local/state/…`).
         public var rollbackWitness: (any RollbackWitness)?
         /// How many extra SQLite connections lookups may use when several threads
-        /// read at once (default 4; 0: every call shares the one connection). The
+        /// read at once (default 32; 0: every call shares the one connection). The
         /// file's WAL lets them read beside the one writer, so a lookup never waits
-        /// for another thread's commit. Each is opened on first need from the keys the
-        /// backend already holds, without repeating the open's checks.
-        public var readConnections: Int = 4
+        /// for another thread's commit. Each is opened on first need, only when that
+        /// many threads read at once, from the keys the backend already holds, without
+        /// repeating the open's checks. Threads beyond this number queue for a
+        /// connection, which costs a kernel hand-off per lookup.
+        public var readConnections: Int = 32
 
         /// - Parameters:
         ///   - path: The SQLite file; created (0600, in a 0700 directory) when missing.

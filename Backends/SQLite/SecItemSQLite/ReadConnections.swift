@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SecItemCore
 import SecItemSealedStore
 import Synchronization
@@ -18,6 +19,48 @@ struct ReaderSeed: Sendable {
 /// One pooled read connection, opened on first need.
 final class ReaderSlot: Sendable {
     let connection = Mutex<SQLiteConnection?>(nil)
+    /// Threads using or waiting for ``connection`` (see ``ConnectionClaims``).
+    let claims = ConnectionClaims()
+    /// Whether ``connection`` has been opened (a thread's own slot is tried first only then).
+    let opened = Atomic<Bool>(false)
+}
+
+/// How many threads hold or wait for one connection's `Mutex`, so that a thread
+/// looking for a free connection asks this counter, in user space, and takes the
+/// lock only when it is free.
+///
+/// The standard library's `Mutex` is a priority-inheritance futex on Linux: a failed
+/// `withLockIfAvailable` is a `FUTEX_TRYLOCK_PI` system call, and it leaves the
+/// lock marked as contended, so the holder's unlock is a second system call. A
+/// reader trying the connections in turn made both on nearly every lookup: two
+/// threads on two cores did no more lookups than one (the scaling benchmark, issue 24).
+struct ConnectionClaims: ~Copyable, Sendable {
+    private let count = Atomic<Int>(0)
+
+    /// Claims the connection when nobody holds or waits for it.
+    @inline(__always)
+    func tryClaim() -> Bool {
+        count.load(ordering: .relaxed) == 0 && count.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+    }
+
+    /// Joins the threads holding or waiting for the connection (before a blocking `withLock`).
+    @inline(__always)
+    func claim() { count.wrappingAdd(1, ordering: .acquiring) }
+
+    @inline(__always)
+    func release() { count.wrappingSubtract(1, ordering: .releasing) }
+}
+
+/// A number that differs between threads, the same for one thread's every call: its
+/// pooled reader comes from it, so a thread keeps reading on one connection (its
+/// pages and statements warm in that core's cache) instead of taking turns with others.
+@inline(__always)
+func threadSlotHash() -> Int {
+    var x = UInt64(pthread_self())
+    x ^= x >> 33
+    x &*= 0xff51_afd7_ed55_8ccd
+    x ^= x >> 33
+    return Int(truncatingIfNeeded: x & 0x7fff_ffff)
 }
 
 extension SQLiteConnection {
@@ -55,38 +98,58 @@ extension SQLiteConnection {
 }
 
 extension SQLiteBackend {
-    /// Runs a read on a connection no other thread is using: the backend's first
-    /// connection when it is free (so one thread alone never opens another), else an
-    /// idle pooled reader, else it waits for a pooled reader, never for the first
+    /// Runs a read on a connection no other thread is using: this thread's pooled
+    /// reader when it is open and free; else the backend's first connection when it is
+    /// free (so one thread alone never opens another); else any idle pooled reader
+    /// (opening it); else it waits for this thread's pooled reader, never for the first
     /// connection, which a writer may be holding through its commit's fsync.
-    /// Inside ``inBulkTransaction(_:)`` reads join the open transaction.
+    /// Which connection is free is asked of ``ConnectionClaims`` (user space), never of
+    /// a lock. Inside ``inBulkTransaction(_:)`` reads join the open transaction.
     func withReader<R: Sendable>(_ body: (SQLiteConnection) throws(SecItemError) -> R) throws(SecItemError) -> R {
         if bulkWrite.load(ordering: .acquiring) || readers.isEmpty { return try withConnection(body) }
-        let onFirst = state.withLockIfAvailable { (connection: inout SQLiteConnection?) -> Result<R, SecItemError> in
-            guard let connection else { return .failure(Self.closedError) }
-            do throws(SecItemError) { return .success(try body(connection)) } catch { return .failure(error) }
-        }
-        if let onFirst { return try onFirst.get() }
-        let start = nextReader.wrappingAdd(1, ordering: .relaxed).oldValue
-        for i in 0..<readers.count {
-            let slot = readers[(start &+ i) % readers.count]
-            if let result = slot.connection.withLockIfAvailable({ connection in run(body, on: &connection) }) {
-                return try result.get()
+        let own = threadSlotHash() % readers.count
+        if readers[own].opened.load(ordering: .relaxed), let result = tryReader(own, body) { return try result.get() }
+        if firstClaims.tryClaim() {
+            defer { firstClaims.release() }
+            // Nobody held or waited for it: the lock is free unless a writer claimed it
+            // since and won the race to it; then this read goes to the pool.
+            let onFirst = state.withLockIfAvailable { (connection: inout SQLiteConnection?) -> Result<R, SecItemError> in
+                guard let connection else { return .failure(Self.closedError) }
+                do throws(SecItemError) { return .success(try body(connection)) } catch { return .failure(error) }
             }
+            if let onFirst { return try onFirst.get() }
         }
-        return try readers[start % readers.count].connection.withLock { connection in run(body, on: &connection) }.get()
+        for i in 0..<readers.count {
+            if let result = tryReader((own &+ i) % readers.count, body) { return try result.get() }
+        }
+        let slot = readers[own]
+        slot.claims.claim()
+        defer { slot.claims.release() }
+        return try slot.connection.withLock { connection in run(body, on: &connection, slot) }.get()
     }
 
-    private func run<R: Sendable>(_ body: (SQLiteConnection) throws(SecItemError) -> R, on slot: inout sending SQLiteConnection?)
-        -> Result<R, SecItemError>
+    /// `body` on pooled reader `index` when nobody holds or waits for it, else `nil`.
+    private func tryReader<R: Sendable>(_ index: Int, _ body: (SQLiteConnection) throws(SecItemError) -> R)
+        -> Result<R, SecItemError>?
     {
+        let slot = readers[index]
+        guard slot.claims.tryClaim() else { return nil }
+        defer { slot.claims.release() }
+        return slot.connection.withLock { connection in run(body, on: &connection, slot) }
+    }
+
+    private func run<R: Sendable>(
+        _ body: (SQLiteConnection) throws(SecItemError) -> R, on connectionSlot: inout sending SQLiteConnection?,
+        _ slot: ReaderSlot
+    ) -> Result<R, SecItemError> {
         do throws(SecItemError) {
-            if let connection = slot { return .success(try body(connection)) }
+            if let connection = connectionSlot { return .success(try body(connection)) }
             // `close` sets the flag before it empties the slots, each under its lock.
             guard !closed.load(ordering: .acquiring) else { return .failure(Self.closedError) }
             let seed = self.seed.withLock { $0 }
             let connection = try SQLiteConnection.openReader(configuration, seed)
-            slot = connection
+            connectionSlot = connection
+            slot.opened.store(true, ordering: .relaxed)
             return .success(try body(connection))
         } catch {
             return .failure(error)
@@ -102,6 +165,7 @@ extension SQLiteBackend {
             slot.connection.withLock { connection in
                 connection?.db.close()
                 connection = nil
+                slot.opened.store(false, ordering: .relaxed)
             }
         }
     }

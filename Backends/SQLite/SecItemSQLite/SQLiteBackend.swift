@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Thread-safe: each connection lives in a `Mutex` (checked `Sendable`, no
 /// `@unchecked`). Writes take turns on the first connection, as SQLite requires;
-/// lookups run on it when it is free and otherwise on a small pool of read
+/// lookups run on it when it is free and otherwise on a pool of read
 /// connections (``Configuration/readConnections``), so threads read in parallel
 /// and never wait for a writer's commit. Process-safe: WAL, `synchronous=FULL`,
 /// writes in `BEGIN IMMEDIATE` transactions and a busy timeout; a call returns
@@ -36,7 +36,8 @@ public final class SQLiteBackend: SecItemBackend {
     let readers: [ReaderSlot]
     /// What a pooled reader is opened from.
     let seed: Mutex<ReaderSeed>
-    let nextReader = Atomic<Int>(0)
+    /// Threads holding or waiting for ``state`` (writers, and readers that found it free).
+    let firstClaims = ConnectionClaims()
     let closed = Atomic<Bool>(false)
     /// Inside ``inBulkTransaction(_:)``: reads go to the first connection, into its open transaction.
     let bulkWrite = Atomic<Bool>(false)
@@ -273,7 +274,10 @@ public final class SQLiteBackend: SecItemBackend {
     }
 
     func withConnection<R: Sendable>(_ body: (SQLiteConnection) throws(SecItemError) -> R) throws(SecItemError) -> R {
-        try state.withLock { (connection: inout SQLiteConnection?) throws(SecItemError) -> R in
+        // Claimed first, so readers looking for a free connection leave it alone.
+        firstClaims.claim()
+        defer { firstClaims.release() }
+        return try state.withLock { (connection: inout SQLiteConnection?) throws(SecItemError) -> R in
             guard let connection else { throw Self.closedError }
             return try body(connection)
         }
