@@ -10,8 +10,14 @@ let cWarnings: [CSetting] = [.enableWarning("all"), .enableWarning("extra"), .tr
 // libFoundation*, libdispatch and ICU's data at each start.
 // `-static-stdlib` on the executable's own compile too: its module then imports the static
 // SDK's Foundation, whose autolink entries name the archives static Foundation needs.
+// The runtime's C++ library is linked statically as well: Linker/static-libstdc++ holds a
+// linker script named libstdc++.so that the runtime's `-lstdc++` finds first.
 let staticSwiftRuntime: (swift: [SwiftSetting], linker: [LinkerSetting]) = (
-    [.unsafeFlags(["-static-stdlib"])], [.unsafeFlags(["-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+    [.unsafeFlags(["-static-stdlib"])],
+    [.unsafeFlags([
+        "-static-stdlib", "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        "-L", Context.packageDirectory + "/Linker/static-libstdc++",
+    ])]
 )
 
 let package = Package(

@@ -64,6 +64,8 @@ struct StartupTests {
         #expect(Self.matching(objects, Self.postgreSQLOnly).isEmpty, "\(objects.sorted())")
         #expect(Self.matching(objects, Self.glibFamily).isEmpty, "\(objects.sorted())")
         #expect(Self.matching(objects, Self.swiftRuntime).isEmpty, "\(objects.sorted())")
+        // The runtime's C++ library is linked in too (Linker/static-libstdc++).
+        #expect(Self.matching(objects, ["libstdc++.so"]).isEmpty, "\(objects.sorted())")
         // With a system bus (the tests' own, with logind), the session-lock check asks logind
         // through GIO, loaded then; libsecret, the Secret Service's library, still never is.
         let (again, withBus) = try Self.loaded(cli, ["find-generic-password", "-a", "alice", "-s", "svc", "-w"])
