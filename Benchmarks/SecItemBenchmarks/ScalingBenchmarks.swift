@@ -15,9 +15,18 @@ import Synchronization
 /// (every thread count once per round, rounds alternating, median of the rounds).
 /// Then the same readers with one more thread adding items without pause: the
 /// readers' throughput against their own without the writer, in the same rounds.
+/// Memory and file are each measured beside their minimal design under the same
+/// threads, in the same rounds (`… minimal` rows, ScalingBaselines.swift): the
+/// machine's own limit, against which the backend's ratios are read.
 enum ScalingBenchmarks {
-    static let threadCounts = [1, 2, 4, 8, 32]
-    static let writerReaderCounts = [1, 2]
+    static let threadCounts = counts("SECITEM_BENCH_SCALING_THREADS") ?? [1, 2, 4, 8, 32]
+    static let writerReaderCounts = counts("SECITEM_BENCH_SCALING_WRITER_READERS") ?? [1, 2]
+
+    /// A comma-separated list of thread counts from the environment (to profile one
+    /// configuration: `SECITEM_BENCH_SCALING_THREADS=2 SECITEM_BENCH_SCALING_WRITER_READERS=`).
+    static func counts(_ name: String) -> [Int]? {
+        ProcessInfo.processInfo.environment[name].map { $0.split(separator: ",").compactMap { Int($0) } }
+    }
 
     struct Row {
         var backend: String
@@ -35,8 +44,9 @@ enum ScalingBenchmarks {
 
     static func group(_ options: Options, _ results: inout [Measurement], _ extra: inout [[String: Any]]) {
         guard options.wants("scaling") || options.filter?.hasPrefix("scaling/") == true else { return }
-        let window = options.quick ? 0.15 : 0.3
-        let rounds = options.quick ? 3 : 5
+        let env = ProcessInfo.processInfo.environment
+        let window = env["SECITEM_BENCH_SCALING_SECONDS"].flatMap(Double.init) ?? (options.quick ? 0.15 : 0.3)
+        let rounds = env["SECITEM_BENCH_SCALING_ROUNDS"].flatMap(Int.init) ?? (options.quick ? 3 : 5)
         var stores: [(String, () throws -> (SecItemClient, () -> Void))] = [
             ("memory", { (try populated(MemoryBackend()), {}) }),
             ("file", {
@@ -51,7 +61,6 @@ enum ScalingBenchmarks {
                 })
             }),
         ]
-        let env = ProcessInfo.processInfo.environment
         if !(env["PGHOST"] ?? "").isEmpty || !(env["SECITEM_POSTGRESQL_URL"] ?? "").isEmpty {
             stores.append(("postgresql", {
                 let tag = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
@@ -65,25 +74,43 @@ enum ScalingBenchmarks {
         } else {
             print("scaling/postgresql: skipped: no server named (PGHOST or SECITEM_POSTGRESQL_URL); run under scripts/with-postgresql")
         }
+        let maxThreads = (threadCounts + writerReaderCounts).max() ?? 1
+        let minimals: [String: () throws -> (Subject, () -> Void)] = [
+            "memory": { (Subject(ScalingBaselines.MemoryStore(items: 1_000)), {}) },
+            "file": {
+                let dir = try makeTemporaryDirectory()
+                let store = try ScalingBaselines.FileStore(path: dir + "/minimal.db", items: 1_000, readers: maxThreads)
+                return (Subject(store), { try? FileManager.default.removeItem(atPath: dir) })
+            },
+        ]
         var table: [Row] = []
         for (name, make) in stores where options.wants("scaling/\(name)") {
             announce("scaling/\(name)")
             do {
                 let (client, done) = try make()
                 defer { done() }
-                var rows = threadCounts.map { Row(backend: name, threads: $0, writer: false) }
-                    + writerReaderCounts.map { Row(backend: name, threads: $0, writer: true) }
+                let minimal = try minimals[name]?()
+                defer { minimal?.1() }
+                // The backend's rows, then its minimal design's, measured in the same rounds.
+                var subjects = [(name, Subject(client))]
+                if let minimal { subjects.append((name + " minimal", minimal.0)) }
+                var rows = subjects.map { backend, _ in
+                    threadCounts.map { Row(backend: backend, threads: $0, writer: false) }
+                        + writerReaderCounts.map { Row(backend: backend, threads: $0, writer: true) }
+                }
                 // Warm every connection a thread count will use.
-                _ = try measure(client, threads: 32, writer: false, seconds: window / 2)
+                for (_, subject) in subjects { _ = try measure(subject, threads: maxThreads, writer: false, seconds: window / 2) }
                 for _ in 0..<rounds {
-                    for i in rows.indices {
-                        let m = try measure(client, threads: rows[i].threads, writer: rows[i].writer, seconds: window)
-                        rows[i].rates.append(m.rate)
-                        rows[i].perCPU.append(m.perCPU)
-                        rows[i].cores.append(m.cores)
+                    for i in rows[0].indices {
+                        for (s, (_, subject)) in subjects.enumerated() {
+                            let m = try measure(subject, threads: rows[s][i].threads, writer: rows[s][i].writer, seconds: window)
+                            rows[s][i].rates.append(m.rate)
+                            rows[s][i].perCPU.append(m.perCPU)
+                            rows[s][i].cores.append(m.cores)
+                        }
                     }
                 }
-                table += rows
+                table += rows.flatMap { $0 }
             } catch {
                 fail("scaling/\(name)", error)
             }
@@ -91,8 +118,8 @@ enum ScalingBenchmarks {
         guard !table.isEmpty else { return }
         print(report(table))
         for row in table {
-            let one = table.first { $0.backend == row.backend && $0.threads == 1 && !$0.writer }!.median
-            let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }!.median
+            let one = table.first { $0.backend == row.backend && $0.threads == 1 && !$0.writer }?.median ?? .nan
+            let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }?.median ?? .nan
             extra.append([
                 "backend": row.backend, "op": row.writer ? "lookup-scaling-with-writer" : "lookup-scaling",
                 "threads": row.threads, "lookups_per_second": row.median, "ratio_to_one_thread": row.median / one,
@@ -108,9 +135,32 @@ enum ScalingBenchmarks {
         return client
     }
 
+    /// What a run does: a lookup of item `index` on thread `thread` (whether it found
+    /// the item's data), and an add of a new item.
+    struct Subject: Sendable {
+        var lookup: @Sendable (_ thread: Int, _ index: Int) -> Bool
+        var add: @Sendable (_ k: Int, _ tag: String) -> Void
+
+        /// `SecItemCopyMatching` returning the data, `SecItemAdd`, on `client`.
+        init(_ client: SecItemClient) {
+            lookup = { _, index in (try? client.copyMatchingItems(Workload.lookupQuery(Workload.account(index)))) as? Data != nil }
+            add = { k, tag in _ = try? client.addItem(Workload.addQuery(k, items: 1_000, account: "w-\(tag)-\(k)")) }
+        }
+
+        init(_ store: ScalingBaselines.MemoryStore) {
+            lookup = { _, index in store.lookup(Workload.account(index)) }
+            add = { k, tag in store.add(k, tag: tag) }
+        }
+
+        init(_ store: ScalingBaselines.FileStore) {
+            lookup = { thread, index in store.lookup(thread: thread, Workload.account(index)) }
+            add = { k, tag in store.add(k, tag: tag) }
+        }
+    }
+
     /// Lookups per second of `threads` threads reading for `seconds` (with one more
     /// thread adding items all along when `writer`).
-    static func measure(_ client: SecItemClient, threads: Int, writer: Bool, seconds: Double) throws
+    static func measure(_ subject: Subject, threads: Int, writer: Bool, seconds: Double) throws
         -> (rate: Double, perCPU: Double, cores: Double)
     {
         let go = Atomic<Bool>(false)
@@ -118,7 +168,7 @@ enum ScalingBenchmarks {
         let ready = Atomic<Int>(0)
         let total = Atomic<Int>(0)
         let failures = Atomic<Int>(0)
-        let shared = client
+        let shared = subject
         var handles: [pthread_t] = []
         func spawn(_ body: @escaping @Sendable () -> Void) {
             final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
@@ -138,8 +188,7 @@ enum ScalingBenchmarks {
                 var k = t &* 7919
                 var n = 0
                 while !stop.load(ordering: .relaxed) {
-                    let q = Workload.lookupQuery(Workload.account((k &* 7919) % 1_000))
-                    if (try? shared.copyMatchingItems(q)) as? Data == nil { failures.wrappingAdd(1, ordering: .relaxed) }
+                    if !shared.lookup(t, (k &* 7919) % 1_000) { failures.wrappingAdd(1, ordering: .relaxed) }
                     k &+= 1
                     n += 1
                 }
@@ -153,7 +202,7 @@ enum ScalingBenchmarks {
                 while !go.load(ordering: .acquiring) { sched_yield() }
                 var k = 0
                 while !stop.load(ordering: .relaxed) {
-                    _ = try? shared.addItem(Workload.addQuery(k, items: 1_000, account: "w-\(tag)-\(k)"))
+                    shared.add(k, String(tag))
                     k += 1
                 }
             }
@@ -181,11 +230,12 @@ enum ScalingBenchmarks {
     }
 
     static func report(_ table: [Row]) -> String {
-        var lines = ["lookup scaling (1,000 items; lookups/s, median of the rounds; ratio to one thread of the same backend)",
+        var lines = ["lookup scaling (1,000 items; lookups/s, median of the rounds; ratio to one thread of the same backend;",
+                     "'minimal': the minimal design under the same threads in the same rounds, each thread its own connection)",
                      "(per CPU-s: lookups per second of CPU time; cores: CPU seconds per wall second, how many cores it kept busy)",
                      "backend          threads   lookups/s   ratio   per CPU-s   cores"]
         for row in table where !row.writer {
-            let one = table.first { $0.backend == row.backend && $0.threads == 1 && !$0.writer }!.median
+            let one = table.first { $0.backend == row.backend && $0.threads == 1 && !$0.writer }?.median ?? .nan
             lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
                 + String(row.threads).leftPad(8) + String(format: "%.0f", row.median).leftPad(12)
                 + String(format: "%.2f×", row.median / one).leftPad(8)
@@ -193,7 +243,7 @@ enum ScalingBenchmarks {
         }
         lines.append("with one writer thread adding items all along (readers' lookups/s; ratio to the same readers alone)")
         for row in table where row.writer {
-            let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }!.median
+            let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }?.median ?? .nan
             lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
                 + String(row.threads).leftPad(8) + String(format: "%.0f", row.median).leftPad(12)
                 + String(format: "%.2f×", row.median / alone).leftPad(8)

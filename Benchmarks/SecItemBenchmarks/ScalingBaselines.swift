@@ -1,0 +1,186 @@
+import CSecItemCrypto
+import CSecItemSQLite3
+import Foundation
+import Glibc
+import SecItem
+
+/// The minimal designs under threads, measured beside the backends in the scaling
+/// group so the machine's own limit is visible: what two cores give when nothing
+/// but the irreducible work is shared.
+///
+/// - Memory: the memory group's baseline (a Swift dictionary keyed by service and
+///   account, the data beside it), the same `[String: Any]` query an app builds, and
+///   a `pthread_rwlock_t` taken shared for a lookup and exclusively for an add.
+/// - File: the file group's minimal design (`MinimalFileKeychain`: one HMAC, one
+///   indexed SELECT, one AES-256-GCM open per lookup; one HMAC, one seal and one
+///   durable INSERT per add, WAL, `synchronous=FULL`) with each thread on its own
+///   SQLite connection and its own libcrypto contexts, opened before the run: no pool,
+///   no lock of its own. Only SQLite's and the kernel's sharing of one file remain.
+enum ScalingBaselines {
+    /// The memory baseline: lookups share the lock, adds take it alone.
+    final class MemoryStore: @unchecked Sendable {
+        // @unchecked: `entries` is read only between pthread_rwlock_rdlock and unlock,
+        // and written only between pthread_rwlock_wrlock and unlock.
+        private var entries: [String: Data] = [:]
+        private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+
+        init(items: Int) {
+            lock = .allocate(capacity: 1)
+            pthread_rwlock_init(lock, nil)
+            for i in 0..<items { entries[Workload.service + "\u{0}" + Workload.account(i)] = Workload.data(i) }
+        }
+
+        deinit {
+            pthread_rwlock_destroy(lock)
+            lock.deallocate()
+        }
+
+        static func key(_ query: [String: Any]) -> String {
+            (query[kSecAttrService as String] as? String ?? "") + "\u{0}" + (query[kSecAttrAccount as String] as? String ?? "")
+        }
+
+        func lookup(_ account: String) -> Bool {
+            let key = Self.key(Workload.lookupQuery(account))
+            pthread_rwlock_rdlock(lock)
+            defer { pthread_rwlock_unlock(lock) }
+            return entries[key] != nil
+        }
+
+        func add(_ k: Int, tag: String) {
+            let query = Workload.addQuery(k, items: 1_000, account: "w-\(tag)-\(k)")
+            let key = Self.key(query)
+            let data = query[kSecValueData as String] as? Data ?? Data()
+            pthread_rwlock_wrlock(lock)
+            defer { pthread_rwlock_unlock(lock) }
+            entries[key] = data
+        }
+    }
+
+    /// One connection of the file baseline: `MinimalFileKeychain`'s lookup and add on a
+    /// file whose keys it is given, so that every thread opens the same file.
+    final class FileConnection {
+        private let db: OpaquePointer
+        private let hmac: OpaquePointer
+        private let gcm: OpaquePointer
+        private let select, insert: OpaquePointer
+        private var plain = [UInt8](repeating: 0, count: 1024)
+        private var pk = [UInt8](repeating: 0, count: 32)
+
+        /// Opens (with `create`: creates, with the minimal design's one table) `path`.
+        init(path: String, keys: [UInt8], create: Bool) throws {
+            var handle: OpaquePointer?
+            let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
+            guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+                throw BenchmarkError("cannot open \(path)")
+            }
+            db = handle
+            sqlite3_busy_timeout(handle, 30_000)
+            sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nil, nil, nil)
+            sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil)
+            if create {
+                guard sqlite3_exec(
+                    handle, "CREATE TABLE items(id INTEGER PRIMARY KEY, pk BLOB NOT NULL UNIQUE, box BLOB NOT NULL)", nil, nil, nil)
+                    == SQLITE_OK
+                else { throw BenchmarkError("minimal schema") }
+            }
+            guard let h = csecitem_hmac_new(keys, 32), let g = csecitem_gcm_new(Array(keys[32..<64]), 32) else {
+                throw BenchmarkError("libcrypto contexts")
+            }
+            hmac = h
+            gcm = g
+            func prepare(_ sql: String) throws -> OpaquePointer {
+                var stmt: OpaquePointer?
+                guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
+                    let stmt
+                else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle)))") }
+                return stmt
+            }
+            select = try prepare("SELECT box FROM items WHERE pk = ?")
+            insert = try prepare("INSERT INTO items(pk, box) VALUES (?, ?)")
+        }
+
+        deinit {
+            sqlite3_finalize(select)
+            sqlite3_finalize(insert)
+            sqlite3_close_v2(db)
+            csecitem_hmac_free(hmac)
+            csecitem_gcm_free(gcm)
+        }
+
+        private func key(_ account: String) -> Bool {
+            let message = RawFileKeychain.primaryKeyBytes(account: account)
+            return message.withUnsafeBufferPointer { m in
+                pk.withUnsafeMutableBufferPointer { csecitem_hmac_run(hmac, m.baseAddress, m.count, nil, 0, $0.baseAddress) }
+            } == 0
+        }
+
+        /// One HMAC, one indexed SELECT, one GCM open: whether the item was there and opened.
+        func lookup(_ account: String) -> Bool {
+            guard key(account) else { return false }
+            pk.withUnsafeBytes { _ = sqlite3_bind_blob(select, 1, $0.baseAddress, 32, nil) }
+            defer { sqlite3_reset(select) }
+            guard sqlite3_step(select) == SQLITE_ROW, let b = sqlite3_column_blob(select, 0) else { return false }
+            let count = Int(sqlite3_column_bytes(select, 0))
+            guard count >= 28 else { return false }
+            let n = count - 28
+            if plain.count < n { plain = [UInt8](repeating: 0, count: n) }
+            let c = b.assumingMemoryBound(to: UInt8.self)
+            let rc = plain.withUnsafeMutableBufferPointer { csecitem_gcm_open(gcm, c, pk, 32, c + 12, n, c + 12 + n, $0.baseAddress) }
+            plain.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, n) }
+            return rc == 0
+        }
+
+        /// One HMAC, one seal, one INSERT in its own durable transaction.
+        func add(account: String, label: String, data: [UInt8]) throws {
+            guard key(account) else { throw BenchmarkError("HMAC") }
+            let now = Date.timeIntervalSinceReferenceDate
+            var p = RawFileKeychain.plaintext(account: account, label: label, created: now, modified: now, data: data)
+            defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
+            var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
+            let n = p.count
+            let rc = box.withUnsafeMutableBufferPointer { b in
+                let base = b.baseAddress!
+                guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
+                return csecitem_gcm_seal(gcm, base, pk, 32, p, n, base + 12, base + 12 + n)
+            }
+            guard rc == 0 else { throw BenchmarkError("seal") }
+            pk.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 1, $0.baseAddress, 32, csecitem_sqlite_transient()) }
+            box.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), csecitem_sqlite_transient()) }
+            let step = sqlite3_step(insert)
+            sqlite3_reset(insert)
+            guard step == SQLITE_DONE else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db)))") }
+        }
+
+        func bulk(_ body: () throws -> Void) throws {
+            sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+            try body()
+            sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        }
+    }
+
+    /// The file baseline's connections: one per reading thread and one for the writer,
+    /// each used by one thread at a time (the scaling run gives thread `t` connection
+    /// `t`, the writer the last), so none needs a lock.
+    final class FileStore: @unchecked Sendable {
+        // @unchecked: connection `i` is used only by the thread the run numbers `i`.
+        private let connections: [FileConnection]
+
+        init(path: String, items: Int, readers: Int) throws {
+            var keys = try randomBytes(64)
+            defer { csecitem_cleanse(&keys, 64) }
+            let first = try FileConnection(path: path, keys: keys, create: true)
+            try first.bulk {
+                for i in 0..<items {
+                    try first.add(account: Workload.account(i), label: Workload.label(i, items: items), data: bytes(Workload.data(i)))
+                }
+            }
+            connections = try [first] + (0..<readers).map { _ in try FileConnection(path: path, keys: keys, create: false) }
+        }
+
+        func lookup(thread: Int, _ account: String) -> Bool { connections[1 + thread].lookup(account) }
+
+        func add(_ k: Int, tag: String) {
+            _ = try? connections[0].add(account: "w-\(tag)-\(k)", label: Workload.label(k, items: 1_000), data: bytes(Workload.data(k)))
+        }
+    }
+}
