@@ -302,7 +302,10 @@ let package = Package(
         // The child process the file backend's crash and multi-process tests run.
         .executableTarget(
             name: "SecItemSQLiteHelper",
-            dependencies: ["SecItemSealedStore", "SecItemSQLite", "SecItemCore", "SecItemKeychain", "SecItemTestSupport", "SecItemConformance"],
+            dependencies: [
+                "SecItemSealedStore", "SecItemSQLite", "SecItemCore", "SecItemKeychain", "SecItemTestSupport", "SecItemConformance",
+                "SecItemSecretService",
+            ],
             path: "Tests/SQLiteHelperProcess"
         ),
         .testTarget(
@@ -379,7 +382,7 @@ let package = Package(
             name: "DesktopKeySourceTests",
             dependencies: [
                 "SecItem", "SecItemCore", "SecItemSQLite", "SecItemSealedStore", "SecItemSecretService", "SecItemTestSupport",
-                "SecItemConformance",
+                "SecItemConformance", "SecItemSQLiteHelper",
             ],
             path: "Tests/DesktopKeySourceTests"
         ),

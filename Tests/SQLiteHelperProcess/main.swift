@@ -23,7 +23,13 @@
 //       opens the keychain with the high-water marks in <state-dir>, adds <account>, and is SIGKILLed when the
 //       backend records the new state: before the mark is written, or just after ("dying" first); with a TCTI
 //       the key is sealed to that TPM and the marks are also its NV counter's (between: the file's mark
-//       written, the counter not raised)
+//       written, the counter not raised); with `secret-service` instead of a TCTI the key is in the login
+//       keyring and the marks are also its mark item's (between: the file's mark written, the item not)
+//   SecItemSQLiteHelper keyring-mark <db>                  (key source secret-service) prints the login keyring's
+//       mark of the file read by a new process with an empty state directory, "none", or "error <status> <message>"
+//   SecItemSQLiteHelper keyring-survivor <db> <state-home> (key source secret-service) opens the keychain and adds
+//       "first": "opened <generation>"; then for each line on stdin adds (or, "read", reads "first") and prints
+//       "added <generation>" / "read <value>" / "error <status> <message>"; for the tests that lock or stop the keyring
 import Foundation
 import SecItemCore
 import SecItemKeychain
@@ -31,6 +37,7 @@ import SecItemSQLite
 import SecItemTestSupport
 import SecItemConformance
 import SecItemSealedStore
+import SecItemSecretService
 
 let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: helper <scenario> <db> …") }
@@ -55,6 +62,8 @@ if args[1] == "tpm-mark" {
 if args[1] == "die-at-mark" {
     dieAtMark(db: args[2], keyFile: keyFile, account: args[3], stateDirectory: args[4], when: args[5], tcti: args.count > 6 ? args[6] : nil)
 }
+if args[1] == "keyring-mark" { keyringMark(db: args[2]) }
+if args[1] == "keyring-survivor" { keyringSurvivor(db: args[2], stateHome: args[3]) }
 
 let backend: SQLiteBackend
 do {
@@ -358,6 +367,9 @@ struct DyingWitness: RollbackWitness {
     /// the state directory's file, not the TPM counter.
     let when: String
     let armedAbove: Int64
+    /// between, for a witness of the key source's (the login keyring's): the state
+    /// directory its files are in, written alone.
+    var stateDirectoryBeside: StateDirectoryWitness? = nil
 
     func mark(for store: WitnessedStore) throws(SecItemError) -> HighWaterMark? { try inner.mark(for: store) }
 
@@ -365,6 +377,7 @@ struct DyingWitness: RollbackWitness {
         if state.generation > armedAbove {
             if when == "after" { try inner.advance(store, to: state) }
             if when == "between", let tpm = inner as? TPM2CounterWitness { try tpm.files.advance(store, to: state) }
+            if when == "between", let files = stateDirectoryBeside { try files.advance(store, to: state) }
             emit("dying \(state.generation)")
             kill(getpid(), SIGKILL)
         }
@@ -378,6 +391,7 @@ struct DyingWitness: RollbackWitness {
 
 /// `tcti`: the store's key is sealed to that TPM, and the marks are a TPM2CounterWitness's.
 func dieAtMark(db: String, keyFile: String, account: String, stateDirectory: String, when: String, tcti: String?) -> Never {
+    if tcti == "secret-service" { dieAtKeyringMark(db: db, account: account, stateDirectory: stateDirectory, when: when) }
     let inner: any RollbackWitness =
         tcti.map { TPM2CounterWitness(tcti: $0, directory: stateDirectory) } ?? StateDirectoryWitness(directory: stateDirectory)
     do {
@@ -399,4 +413,102 @@ func dieAtMark(db: String, keyFile: String, account: String, stateDirectory: Str
         fail("die-at-mark: \(error)")
     }
     fail("die-at-mark: the backend never recorded the new state")
+}
+
+// MARK: The login keyring's marks (key source secret-service)
+
+/// The file keychain keyed by the login keyring, its marks in `stateHome` (`XDG_STATE_HOME`).
+func keyringBackend(_ db: String, stateHome: String, _ mode: RollbackCheckMode = .enforce, witness: (any RollbackWitness)? = nil)
+    throws(SecItemError) -> SQLiteBackend
+{
+    var configuration = SQLiteBackend.Configuration(
+        path: db, keySource: .secretServiceItem(), rollbackCheck: mode, rollbackWitness: witness)
+    configuration.environment = ["XDG_STATE_HOME": stateHome]
+    return try SQLiteBackend(configuration: configuration)
+}
+
+func witnessed(_ db: String) -> WitnessedStore {
+    guard let real = realpath(db, nil) else { fail("no file \(db)") }
+    defer { free(real) }
+    return WitnessedStore(identity: "file " + String(cString: real), location: db)
+}
+
+func temporaryStateHome() -> String {
+    var template = Array((NSTemporaryDirectory() + "/secitem-helper-state-XXXXXX").utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { fail("mkdtemp") }
+    return String(cString: made)
+}
+
+/// The keyring's mark alone: this process never read it (no cache), and the state directory is empty.
+func keyringMark(db: String) -> Never {
+    let home = temporaryStateHome()
+    defer { try? FileManager.default.removeItem(atPath: home) }
+    do {
+        let backend = try keyringBackend(db, stateHome: home, .report)
+        guard let witness = backend.rollbackWitness else { fail("keyring-mark: no witness") }
+        emit(try witness.mark(for: witnessed(db))?.description ?? "none")
+    } catch {
+        emit("error \(error.status) \(error.detail ?? error.message)")
+    }
+    try? FileManager.default.removeItem(atPath: home)
+    exit(0)
+}
+
+/// `die-at-mark … secret-service`: the witness the key source chooses (the login keyring's), wrapped.
+func dieAtKeyringMark(db: String, account: String, stateDirectory: String, when: String) -> Never {
+    guard stateDirectory.hasSuffix("/secitem/high-water") else { fail("the state directory must be <home>/secitem/high-water") }
+    let home = String(stateDirectory.dropLast("/secitem/high-water".count))
+    do {
+        let probe = try keyringBackend(db, stateHome: home)
+        guard let inner = probe.rollbackWitness else { fail("die-at-mark: no witness") }
+        let generation = try probe.verify().commitment.split(separator: ":").first.flatMap { Int64($0) } ?? 0
+        probe.close()
+        let backend = try keyringBackend(
+            db, stateHome: home,
+            witness: DyingWitness(
+                inner: inner, when: when, armedAbove: generation,
+                stateDirectoryBeside: StateDirectoryWitness(directory: stateDirectory)))
+        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+        var item = Query.genericPassword("reopen", account)
+        item["v_Data"] = Data("value-\(account)".utf8)
+        try client.addItem(item)
+    } catch {
+        fail("die-at-mark: \(error)")
+    }
+    fail("die-at-mark: the backend never recorded the new state")
+}
+
+/// Stays open while the test locks or stops the keyring.
+func keyringSurvivor(db: String, stateHome: String) -> Never {
+    func generation(_ backend: SQLiteBackend) throws(SecItemError) -> String {
+        String(try backend.verify().commitment.prefix { $0 != ":" })
+    }
+    let backend: SQLiteBackend
+    do {
+        backend = try keyringBackend(db, stateHome: stateHome)
+        try SecItemClient(backend: backend, accessGroups: AccessGroups(["test"])).addItem(
+            Query.genericPassword("survivor", "first").merging(["v_Data": Data("first".utf8)]) { $1 })
+        emit("opened \(try generation(backend))")
+    } catch {
+        fail("keyring-survivor: \(error)")
+    }
+    let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
+    var n = 0
+    while let line = readLine() {
+        do throws(SecItemError) {
+            if line == "read" {
+                var q = Query.genericPassword("survivor", "first")
+                q["r_Data"] = true
+                let data = try client.copyMatchingItems(q) as? Data
+                emit("read " + (data.map { String(decoding: $0, as: UTF8.self) } ?? "nothing"))
+            } else {
+                n += 1
+                try client.addItem(Query.genericPassword("survivor", "item-\(n)").merging(["v_Data": Data("\(n)".utf8)]) { $1 })
+                emit("added \(try generation(backend))")
+            }
+        } catch {
+            emit("error \(error.status) \(error.detail ?? error.message)")
+        }
+    }
+    exit(0)
 }

@@ -137,7 +137,8 @@ package final class PostgreSQLSession: @unchecked Sendable {
         let rollback = RollbackCheck.make(
             mode: configuration.rollbackCheck, witness: configuration.rollbackWitness, keySource: configuration.keySource,
             store: WitnessedStore(identity: witnessIdentity(configuration, environment), location: store),
-            environment: configuration.environment ?? environment, confirmsOnlyPredecessors: true)
+            unlocked: UnlockedStoreKey(kek: kek, header: header), environment: configuration.environment ?? environment,
+            confirmsOnlyPredecessors: true)
         // The passphrase (or raw key) was used by Bootstrap and is not kept (see reloadKeys).
         let session = PostgreSQLSession(
             configuration: configuration.released, sql: sql, parameters: parameters, redactions: redactions, pq: pq,

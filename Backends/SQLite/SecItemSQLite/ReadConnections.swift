@@ -85,10 +85,7 @@ extension SQLiteConnection {
         let connection = SQLiteConnection(
             db: db, header: seed.header, kek: seed.kek,
             codec: RowCodec(keys: try ItemKeys(dataKey: dataKey, format: Int(seed.header.format))),
-            rollback: RollbackCheck.make(
-                mode: configuration.rollbackCheck, witness: configuration.rollbackWitness, keySource: configuration.keySource,
-                store: witnessed(configuration.path),
-                environment: configuration.environment ?? ProcessInfo.processInfo.environment))
+            rollback: rollbackCheck(configuration, unlocked: UnlockedStoreKey(kek: seed.kek, header: seed.header)))
         connection.knownSchemaVersion = seed.schemaVersion
         connection.integrityCheckItemLimit = configuration.openIntegrityCheckItemLimit
         try connection.rollback.prime()

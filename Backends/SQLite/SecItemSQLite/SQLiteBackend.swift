@@ -112,6 +112,13 @@ public final class SQLiteBackend: SecItemBackend {
         (try? withConnection { (c: SQLiteConnection) throws(SecItemError) in Int(c.format) }) ?? 0
     }
 
+    /// Where this backend keeps its rollback evidence: the witness its connections check
+    /// with (the configuration's, else the key source's, else the state directory's);
+    /// `nil` with the check off or the backend closed. For `secitem diagnose` and tests.
+    package var rollbackWitness: (any RollbackWitness)? {
+        try? withConnection { (c: SQLiteConnection) throws(SecItemError) in c.rollback.witness }
+    }
+
     /// Checks the file's structure and schema, every row, and (format 2) the set
     /// of rows against the file's commitment.
     /// - Returns: What was found; ``VerificationReport/isIntact`` when all is well.

@@ -99,7 +99,7 @@ final class SQLiteConnection {
         let (kek, codec) = try header.unlock(configuration.keySource, configuration.keyContext)
         let connection = SQLiteConnection(
             db: db, header: header, kek: kek, codec: codec,
-            rollback: rollbackCheck(configuration))
+            rollback: rollbackCheck(configuration, unlocked: UnlockedStoreKey(kek: kek, header: header)))
         // The schema just checked need not be checked again unless it changed since.
         connection.knownSchemaVersion = checkedSchema
         connection.integrityCheckItemLimit = configuration.openIntegrityCheckItemLimit
@@ -120,11 +120,13 @@ final class SQLiteConnection {
     }
 
     /// A connection's own rollback check (not thread-safe: one per connection), of the
-    /// file as ``witnessed(_:)`` names it.
-    static func rollbackCheck(_ configuration: SQLiteBackend.Configuration) -> RollbackCheck {
+    /// file as ``witnessed(_:)`` names it; `unlocked` is the key it was opened with (a
+    /// key source's witness may authenticate its marks with a key derived from it).
+    static func rollbackCheck(_ configuration: SQLiteBackend.Configuration, unlocked: UnlockedStoreKey) -> RollbackCheck {
         RollbackCheck.make(
             mode: configuration.rollbackCheck, witness: configuration.rollbackWitness, keySource: configuration.keySource,
-            store: witnessed(configuration.path), environment: configuration.environment ?? ProcessInfo.processInfo.environment)
+            store: witnessed(configuration.path), unlocked: unlocked,
+            environment: configuration.environment ?? ProcessInfo.processInfo.environment)
     }
 
     /// The file as the rollback evidence names it: its canonical path (the file exists by now).

@@ -61,10 +61,27 @@ package protocol KeySource: Sendable, CustomStringConvertible {
     /// Where this source keeps the stores' high-water marks when it has storage of its
     /// own (a TPM NV counter, the login keyring); `nil` (the default): the state
     /// directory's ``StateDirectoryWitness``. See ``RollbackWitness`` for the rules.
-    /// - Parameter stateDirectory: The state directory's marks (`nil` without one), which
-    ///   a source may keep beside its own (``TPM2CounterWitness`` does: the file holds the
-    ///   digest, the counter the generation).
-    func rollbackWitness(stateDirectory: String?) -> (any RollbackWitness)?
+    /// - Parameters:
+    ///   - stateDirectory: The state directory's marks (`nil` without one), which
+    ///     a source may keep beside its own (``TPM2CounterWitness`` does: the file holds the
+    ///     digest, the counter the generation).
+    ///   - unlocked: The key the store was opened with and its header (`nil` when the
+    ///     caller has none), for a witness that authenticates what it keeps with a key
+    ///     derived from the store's (the login keyring's mark item).
+    func rollbackWitness(stateDirectory: String?, unlocked: UnlockedStoreKey?) -> (any RollbackWitness)?
+}
+
+/// The key-encryption key an open store was unlocked with, and the header it unlocked:
+/// what a ``RollbackWitness`` keeping marks in the key source's own storage derives its
+/// authentication key from (never stored, never printed).
+package struct UnlockedStoreKey: Sendable {
+    package var kek: SecretBytes
+    package var header: KeychainHeader
+
+    package init(kek: SecretBytes, header: KeychainHeader) {
+        self.kek = kek
+        self.header = header
+    }
 }
 
 extension KeySource {

@@ -39,6 +39,9 @@ package final class RollbackCheck {
     package private(set) var finding: String?
     /// A mark read by ``prime()``, for the next ``check(_:)``.
     private var primed: HighWaterMark??
+    /// ``RollbackCheckMode/report``: why the witness's mark could not be trusted (it threw
+    /// `errSecDecode`: a mark that does not authenticate), reported as the finding.
+    private var markFinding: String?
 
     package init(
         mode: RollbackCheckMode, witness: (any RollbackWitness)?, store: WitnessedStore,
@@ -62,17 +65,19 @@ package final class RollbackCheck {
         if lastEvidence.map({ evidence.generation >= $0.generation }) ?? true { lastEvidence = evidence }
     }
 
-    /// The check a configuration asks for: `witness` when given, else the key source's,
+    /// The check a configuration asks for: `witness` when given, else the key source's
+    /// (given `unlocked`, the key the store was opened with, when its witness needs it),
     /// else the state directory's (none without a state directory or home).
     package static func make(
         mode: RollbackCheckMode, witness: (any RollbackWitness)?, keySource: SealedStoreKeySource, store: WitnessedStore,
-        environment: [String: String] = ProcessInfo.processInfo.environment, confirmsOnlyPredecessors: Bool = false
+        unlocked: UnlockedStoreKey? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        confirmsOnlyPredecessors: Bool = false
     ) -> RollbackCheck {
         let directory = StateDirectoryWitness.defaultDirectory(environment)
         let chosen: (any RollbackWitness)? =
             mode == .off
             ? nil
-            : witness ?? keySource.source.rollbackWitness(stateDirectory: directory)
+            : witness ?? keySource.source.rollbackWitness(stateDirectory: directory, unlocked: unlocked)
                 ?? directory.map { StateDirectoryWitness(directory: $0) }
         return RollbackCheck(mode: mode, witness: chosen, store: store, confirmsOnlyPredecessors: confirmsOnlyPredecessors)
     }
@@ -105,7 +110,22 @@ package final class RollbackCheck {
     /// checked state is read in begins (unless a write lock holds the store still).
     package func prime() throws(SecItemError) {
         guard mode != .off, let witness else { return }
-        primed = .some(try witness.mark(for: store))
+        primed = .some(try readMark(witness))
+    }
+
+    /// The witness's mark. A mark the witness cannot trust (`errSecDecode`: the login
+    /// keyring's item does not authenticate) is thrown, except in
+    /// ``RollbackCheckMode/report``, where it is the finding (so `secitem verify` says it
+    /// and `secitem accept-restore` can replace it) and no mark.
+    private func readMark(_ witness: any RollbackWitness) throws(SecItemError) -> HighWaterMark? {
+        do throws(SecItemError) {
+            let mark = try witness.mark(for: store)
+            markFinding = nil
+            return mark
+        } catch where mode == .report && error.status == errSecDecode {
+            markFinding = error.detail ?? error.message
+            return nil
+        }
     }
 
     /// Compares `state` (the store as just read) with the last state this connection
@@ -123,7 +143,7 @@ package final class RollbackCheck {
             mark = primed
             self.primed = nil
         } else {
-            mark = try witness.mark(for: store)
+            mark = try readMark(witness)
         }
         if let seen = lastEvidence, let problem = Self.problem(state, against: seen) {
             // Unless the operator accepted exactly this state since (the mark is it).
@@ -139,7 +159,7 @@ package final class RollbackCheck {
             return try found(state, mark, "this host saw (its high-water mark, \(witness))", problem)
         }
         if mode == .report {
-            finding = nil
+            finding = markFinding
             remember(state, proving: proven)
             return
         }
@@ -166,8 +186,15 @@ package final class RollbackCheck {
             throw SecItemError(
                 errSecParam, "the rollback check is off (SECITEM_ROLLBACK_CHECK=off, or no state directory): nothing to accept")
         }
-        let before = try witness.mark(for: store)
+        // A mark that does not authenticate is what the operator replaces: "none" before.
+        let before: HighWaterMark?
+        do throws(SecItemError) {
+            before = try witness.mark(for: store)
+        } catch where error.status == errSecDecode {
+            before = nil
+        }
         try witness.reset(store, to: state, note: note)
+        markFinding = nil
         lastSeen = state
         lastEvidence = state
         finding = nil
@@ -206,5 +233,5 @@ package final class RollbackCheck {
 
 extension KeySource {
     /// The default: no storage of its own; marks go to the state directory.
-    package func rollbackWitness(stateDirectory: String?) -> (any RollbackWitness)? { nil }
+    package func rollbackWitness(stateDirectory: String?, unlocked: UnlockedStoreKey?) -> (any RollbackWitness)? { nil }
 }

@@ -70,7 +70,9 @@ public struct WitnessedStore: Sendable, Hashable, CustomStringConvertible {
 /// The default is ``StateDirectoryWitness`` (one file per store under
 /// `$XDG_STATE_HOME/secitem/`); a key source with storage of its own (a TPM NV
 /// counter, the login keyring) may supply another through
-/// ``KeySource/rollbackWitness(stateDirectory:)`` (``TPM2CounterWitness``), and code may pass one in a backend's configuration.
+/// ``KeySource/rollbackWitness(stateDirectory:unlocked:)`` (``TPM2CounterWitness``; the
+/// Secret Service key source's `SecretServiceMarkWitness`), and code may pass one in a
+/// backend's configuration.
 ///
 /// The rules a witness keeps (the backends rely on them; `RollbackWitnessTests` checks
 /// the default one):

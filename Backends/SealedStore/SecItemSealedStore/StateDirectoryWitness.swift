@@ -93,7 +93,7 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
     /// The file name for an identity: 32 hex digits of its SHA-256 would need a
     /// dependency here; two 64-bit FNV-1a hashes (of the identity and of it reversed)
     /// are enough for a name, and the file repeats the identity, which is checked.
-    static func fileName(_ identity: String) -> String {
+    package static func fileName(_ identity: String) -> String {
         func fnv(_ bytes: some Sequence<UInt8>) -> UInt64 {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
@@ -199,7 +199,7 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
         return HighWaterMark(generation: generation, digest: digest, storeID: id)
     }
 
-    static func unhex(_ text: String) -> [UInt8]? {
+    package static func unhex(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var out: [UInt8] = []

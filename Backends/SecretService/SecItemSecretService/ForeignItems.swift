@@ -49,8 +49,10 @@ package enum ForeignItems {
         path: String, label: String, attributes: [String: String], created: Date?, modified: Date?, data: Data?
     ) -> StoredItem? {
         let schema = attributes["xdg:schema"]
-        // A file keychain's key item (SECITEM_KEY_SOURCE=secret-service) is never an item to list or delete.
-        if schema == ItemCodec.schemaName || schema == SecretServiceKeySource.schema { return nil }
+        // A file keychain's key item (SECITEM_KEY_SOURCE=secret-service), or its rollback mark, is never an item to list or delete.
+        if schema == ItemCodec.schemaName || schema == SecretServiceKeySource.schema || schema == SecretServiceMarkWitness.schema {
+            return nil
+        }
         var values: [String: AttributeValue] = [:]
         let itemClass: ItemClass
         if let server = attributes["server"], let scheme = attributes["protocol"],

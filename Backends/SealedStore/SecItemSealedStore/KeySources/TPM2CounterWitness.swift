@@ -270,7 +270,7 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
 
 extension TPM2KeySource {
     /// The TPM's NV counter beside the state directory's marks (none without a state directory).
-    func rollbackWitness(stateDirectory: String?) -> (any RollbackWitness)? {
+    func rollbackWitness(stateDirectory: String?, unlocked: UnlockedStoreKey?) -> (any RollbackWitness)? {
         stateDirectory.map { TPM2CounterWitness(tcti: tcti, directory: $0) }
     }
 }
