@@ -311,3 +311,126 @@ enum PortalSecretTarget {
         ]
     }
 }
+
+// MARK: tpm2-nv-record
+
+/// The 32-byte NV record beside a TPM-keyed store's rollback counter
+/// (`TPM2CounterWitness.NVRecord`: any program with the TPM's empty owner authorization
+/// can define an index there, so its bytes are untrusted), and the counter's merge with
+/// the state directory's mark. The first 32 bytes are the record; then a file mark's
+/// generation and a counter's floor.
+///
+/// Invariants: no crash; a record that parses writes back as exactly its bytes; the
+/// merged mark is never below the file's mark nor below the counter's (positive) floor.
+enum TPM2NVRecordTarget {
+    static let target = FuzzTarget(
+        name: "tpm2-nv-record", summary: "the TPM rollback counter's NV record (TPM2CounterWitness.NVRecord) and the mark merge",
+        run: run, seeds: seeds)
+
+    static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let record = Array(bytes.prefix(32))
+        if let parsed = TPM2CounterWitness.NVRecord.parse(record) {
+            FuzzCheck.expect(parsed.bytes == record, "an NV record reads as base \(parsed.base) but writes back as other bytes")
+            FuzzCheck.expect(parsed.digest.count == 16, "an NV record's digest has \(parsed.digest.count) bytes")
+            // What the counter then vouches for: value − base, wrapping, never a trap.
+            _ = parsed.base &- Int64.max
+        } else {
+            FuzzCheck.expect(record.count != 32 || Array(record.prefix(8)) != TPM2CounterWitness.NVRecord.magic, "a record with our magic was refused")
+        }
+        var input = FuzzInput(UnsafeBufferPointer(rebasing: bytes[min(32, bytes.count)...]))
+        let fileGeneration = input.interestingInt64()
+        let file = input.bool() ? HighWaterMark(generation: fileGeneration, digest: input.bytes(max: 32)) : nil
+        let floor = input.bool() ? input.interestingInt64() : nil
+        let merged = TPM2CounterWitness.merged(file, floor)
+        if let file { FuzzCheck.expect((merged?.generation ?? .min) >= file.generation, "the merged mark is below the file's") }
+        if let floor, floor > 0 { FuzzCheck.expect((merged?.generation ?? .min) >= floor, "the merged mark is below the counter's floor") }
+        if file == nil && (floor ?? 0) <= 0 { FuzzCheck.expect(merged == nil, "a mark out of nothing") }
+    }
+
+    static func seeds() throws -> [(name: String, bytes: [UInt8])] {
+        let store = WitnessedStore(identity: "file /fuzz/keychain.db", location: "/fuzz/keychain.db")
+        let digest = TPM2CounterWitness.digest(store)
+        return [
+            ("record", TPM2CounterWitness.NVRecord(base: 1_000, digest: digest).bytes + [8, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1]),
+            ("record-negative-base", TPM2CounterWitness.NVRecord(base: -5, digest: digest).bytes),
+            ("record-max", TPM2CounterWitness.NVRecord(base: .max, digest: [UInt8](repeating: 0xFF, count: 16)).bytes + [0xFF, 0xFF]),
+            ("short", Array("SIHW".utf8) + [1]),
+        ]
+    }
+}
+
+// MARK: keyring-mark
+
+/// The secret of a rollback mark item in the login keyring (`KeyringMarkPayload`: any
+/// program of the user can write that item) through its parser, and its MAC under a
+/// fixed key. The first byte chooses raw bytes, or a real payload (fields from the input)
+/// sealed under the fixed key with one byte changed or not.
+///
+/// Invariants: no crash; a payload that parses encodes back to exactly its bytes and fits
+/// the layout; only an unchanged sealed payload verifies under the key; a parsed payload
+/// re-sealed verifies, and not under another key.
+enum KeyringMarkTarget {
+    static let target = FuzzTarget(
+        name: "keyring-mark", summary: "the login keyring's rollback mark payload (KeyringMarkPayload.parse and its MAC)", run: run,
+        seeds: seeds)
+
+    static let key = SecretBytes(copying: [UInt8](repeating: 0x5A, count: 32))
+    static let otherKey = SecretBytes(copying: [UInt8](repeating: 0xA5, count: 32))
+
+    static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var input = FuzzInput(bytes)
+        let mode = input.byte()
+        var payloadBytes: [UInt8]
+        var sealedIntact = false
+        if mode & 1 == 1 {
+            let storeID: [UInt8]? = input.bool() ? input.bytes(max: 70) : nil
+            var made = KeyringMarkPayload(
+                mark: HighWaterMark(generation: input.interestingInt64(), digest: input.bytes(max: 70), storeID: storeID),
+                keyID: input.string(max: 70), identity: input.bytes(max: 16))
+            guard made.isEncodable else { return }
+            do { try made.seal(key) } catch { FuzzCheck.fail("sealing a mark failed: \(error)") }
+            payloadBytes = made.bytes
+            sealedIntact = true
+            let position = input.int(below: payloadBytes.count + 1)
+            if position < payloadBytes.count {
+                payloadBytes[position] ^= input.byte() | 1
+                sealedIntact = false
+            }
+        } else {
+            payloadBytes = input.rest()
+        }
+        guard let parsed = KeyringMarkPayload.parse(payloadBytes) else {
+            FuzzCheck.expect(!sealedIntact, "a sealed mark did not parse")
+            return
+        }
+        FuzzCheck.expect(parsed.bytes == payloadBytes, "a mark parses as \(parsed.mark) but encodes back as other bytes")
+        FuzzCheck.expect(parsed.isEncodable, "a parsed mark does not fit the layout")
+        FuzzCheck.expect(parsed.mark.generation >= 0, "a negative generation parsed")
+        do {
+            let verifies = try parsed.verifies(key)
+            FuzzCheck.expect(verifies == sealedIntact || mode & 1 == 0, "a changed mark verified, or an intact one did not")
+            var resealed = parsed
+            try resealed.seal(key)
+            FuzzCheck.expect(try resealed.verifies(key), "a re-sealed mark does not verify")
+            FuzzCheck.expect(!(try resealed.verifies(otherKey)), "a mark verifies under another key")
+        } catch {
+            FuzzCheck.fail("HMAC failed: \(error)")
+        }
+    }
+
+    static func seeds() throws -> [(name: String, bytes: [UInt8])] {
+        func sealed(_ mark: HighWaterMark, _ keyID: String) throws -> [UInt8] {
+            var payload = KeyringMarkPayload(mark: mark, keyID: keyID, identity: Array(0..<16))
+            try payload.seal(key)
+            return [0] + payload.bytes
+        }
+        let id = String(repeating: "ab", count: 16)
+        return [
+            ("mark", try sealed(HighWaterMark(generation: 42, digest: Array(repeating: 0xAB, count: 16), storeID: Array(0..<16)), id)),
+            ("mark-no-store-id", try sealed(HighWaterMark(generation: 7, digest: [], storeID: nil), id)),
+            ("mark-max", try sealed(HighWaterMark(generation: .max, digest: Array(repeating: 1, count: 64), storeID: Array(repeating: 2, count: 64)), String(repeating: "z", count: 64))),
+            ("fields", [1, 1, 16] + Array(repeating: 3, count: 16) + [0, 32] + Array(id.utf8) + [16] + Array(0..<16) + [0]),
+            ("empty", [0]),
+        ]
+    }
+}

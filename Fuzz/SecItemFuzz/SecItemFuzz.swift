@@ -42,6 +42,8 @@ enum FuzzTargets {
         TPM2SealedBlobTarget.target,
         SessionKeyCacheTarget.target,
         PortalSecretTarget.target,
+        TPM2NVRecordTarget.target,
+        KeyringMarkTarget.target,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -93,7 +93,7 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
     // MARK: The counter
 
     /// The file's mark, unless the counter vouches for a higher generation.
-    static func merged(_ file: HighWaterMark?, _ floor: Int64?) -> HighWaterMark? {
+    package static func merged(_ file: HighWaterMark?, _ floor: Int64?) -> HighWaterMark? {
         guard let floor, floor > 0 else { return file }
         if let file, file.generation >= floor { return file }
         return HighWaterMark(generation: floor, digest: [], storeID: file?.storeID)
@@ -189,9 +189,7 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
             throw SecItemError(errSecIO, "the TPM at \(tcti) did not start the keychain's rollback counter")
         }
         let base = current &- generation
-        var record: [UInt8] = Array("SIHW".utf8) + [1, 0, 0, 0]
-        record += withUnsafeBytes(of: UInt64(bitPattern: base).bigEndian, Array.init)
-        record += Self.digest(store)
+        let record = Self.NVRecord(base: base, digest: Self.digest(store)).bytes
         if try tpm.nvRead(pair + 1, capacity: 32) == nil {
             _ = try tpm.nvDefine(pair + 1, attributes: Self.recordAttributes, size: record.count)
         }
@@ -204,6 +202,34 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
     private func value(_ tpm: TPM2Connection, _ pair: UInt32) throws(SecItemError) -> Int64? {
         guard let index = try tpm.nvRead(pair, capacity: 8), index.written, index.data.count == 8 else { return nil }
         return Int64(bitPattern: index.data.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
+    /// The 32-byte record written once beside a store's counter: `SIHW`, version 1, three
+    /// zero bytes, the base (signed, big-endian), and 16 bytes of the store identity's digest.
+    /// Any program with the owner's (empty) authorization can define an index there, so it
+    /// is read as untrusted bytes: anything else is not a record of ours.
+    package struct NVRecord: Sendable, Hashable {
+        package static let magic: [UInt8] = Array("SIHW".utf8) + [1, 0, 0, 0]
+        package var base: Int64
+        package var digest: [UInt8]
+
+        package init(base: Int64, digest: [UInt8]) {
+            self.base = base
+            self.digest = digest
+        }
+
+        /// The record's bytes (`digest` must be 16 bytes).
+        package var bytes: [UInt8] {
+            Self.magic + (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: base) >> (56 - 8 * $0)) } + digest
+        }
+
+        /// The record in `data`, or `nil` when it is not one of ours (another size, magic or version).
+        package static func parse(_ data: some Collection<UInt8>) -> NVRecord? {
+            let b = Array(data)
+            guard b.count == 32, Array(b[0..<8]) == magic else { return nil }
+            let base = Int64(bitPattern: b[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            return NVRecord(base: base, digest: Array(b[16..<32]))
+        }
     }
 
     enum Location {
@@ -224,14 +250,13 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
             let counter = try tpm.nvRead(pair, capacity: 8)
             let record = try tpm.nvRead(pair + 1, capacity: 32)
             if let record, record.written, record.data.count == 32 {
-                guard Array(record.data[0..<5]) == Array("SIHW".utf8) + [1], Array(record.data[16..<32]) == digest else { continue }
+                guard let parsed = NVRecord.parse(record.data), parsed.digest == digest else { continue }
                 guard let counter, counter.attributes & Self.typeMask == Self.counterAttributes & Self.typeMask else {
                     // Our record without its counter (undefined by someone): start again here.
                     try tpm.nvUndefine(pair + 1)
                     return .free(pair)
                 }
-                let base = Int64(bitPattern: record.data[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-                return .found(pair, base: base)
+                return .found(pair, base: parsed.base)
             }
             // Nothing, or what a crash while defining ours leaves (a counter of our kind, an unwritten record).
             let counterOurs = counter.map { $0.attributes & Self.typeMask == Self.counterAttributes & Self.typeMask } ?? true
@@ -254,7 +279,7 @@ public struct TPM2CounterWitness: RollbackWitness, CustomStringConvertible {
     /// and users) has a counter of their own, as each has a state directory.
     static func identity(_ store: WitnessedStore) -> String { "uid=\(getuid()) \(store.identity)" }
 
-    static func digest(_ store: WitnessedStore) -> [UInt8] {
+    package static func digest(_ store: WitnessedStore) -> [UInt8] {
         StateDirectoryWitness.unhex(StateDirectoryWitness.fileName(identity(store))) ?? []
     }
 
