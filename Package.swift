@@ -333,6 +333,7 @@ let package = Package(
             name: "PostgreSQLBackendTests",
             dependencies: [
                 "SecItemSealedStore", "SecItemPostgreSQL", "SecItemSQLite", "SecItemCore", "SecItem", "SecItemTestSupport", "SecItemPostgreSQLHelper",
+                "SecItemSecretService",
             ],
             path: "Tests/PostgreSQLBackendTests"
         ),
