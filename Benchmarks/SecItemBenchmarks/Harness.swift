@@ -55,6 +55,33 @@ func sample(count: Int, warmup: Int, _ body: (Int) throws -> Int) rethrows -> [U
     return out
 }
 
+/// ``sample(count:warmup:_:)`` of several bodies at once, alternating call by call
+/// (the subject and its baselines): each gets `warmup` untimed calls, then the `count`
+/// timed calls go round the bodies, starting each round with the next body. So all of
+/// them meet the machine in the same state: one block each after a phase of writes
+/// timed the first block on a CPU just woken from the writes' fsyncs (caches cold,
+/// clocks low) and the last on a warm one, which made a subject measured first look
+/// 1.5–2× slower than it was against its baseline (issue 24 item 3).
+/// - Returns: The samples of each body, in the order of `bodies`.
+func sampleAlternating(count: Int, warmup: Int, _ bodies: [(Int) throws -> Int]) throws -> [[UInt64]] {
+    for body in bodies {
+        for i in 0..<warmup { blackHole &+= try body(i) }
+    }
+    var out = [[UInt64]](repeating: [], count: bodies.count)
+    for j in out.indices { out[j].reserveCapacity(count) }
+    for i in 0..<count {
+        for turn in 0..<bodies.count {
+            let j = (i + turn) % bodies.count
+            let start = nowNanoseconds()
+            let r = try bodies[j](warmup + i)
+            let end = nowNanoseconds()
+            blackHole &+= r
+            out[j].append(end - start)
+        }
+    }
+    return out
+}
+
 func formatNanoseconds(_ ns: UInt64) -> String {
     if ns >= 10_000_000 { return String(format: "%.1f ms", Double(ns) / 1e6) }
     if ns >= 10_000 { return String(format: "%.1f µs", Double(ns) / 1e3) }

@@ -50,69 +50,65 @@ struct Workload {
 
     /// `second`: another baseline for the same operations (measured in the same
     /// rounds); each operation then gets a second row, the same samples against it.
+    /// The subject and its baselines alternate call by call (``sampleAlternating(count:warmup:_:)``).
     func run(backend: String, baselines: Baselines, second: Baselines? = nil) throws -> [Measurement] {
         let opFilter = Self.opFilter
         var out: [Measurement] = []
-        var pendingSecond: (String, [UInt64])?
-        func record(_ op: String, _ samples: @autoclosure () throws -> [UInt64], _ baseline: @autoclosure () throws -> (String, [UInt64])?) rethrows {
-            guard opFilter.map({ $0.split(separator: ",").contains { op.contains($0) } }) ?? true else { return }
-            let (samples, baseline) = (try samples(), try baseline())
-            out.append(Measurement(backend: backend, op: op, items: items, samples: samples,
-                                   baseline: baseline?.0, baselineSamples: baseline?.1 ?? []))
-            if second != nil {
-                out.append(Measurement(backend: backend, op: op, items: items, samples: samples,
-                                       baseline: pendingSecond?.0, baselineSamples: pendingSecond?.1 ?? []))
-            }
-        }
         let n = samples, w = warmup
-        func base(_ which: KeyPath<Baselines, Baselines.Work?>, count: Int? = nil, warmup: Int? = nil) throws
-            -> (String, [UInt64])?
-        {
-            pendingSecond = nil
-            if let other = second?[keyPath: which] {
-                pendingSecond = (other.name, try sample(count: count ?? n, warmup: warmup ?? w, other.body))
+        func measure(
+            _ op: String, count: Int? = nil, warmup: Int? = nil, _ which: KeyPath<Baselines, Baselines.Work?>,
+            _ subject: @escaping (Int) throws -> Int
+        ) throws {
+            guard opFilter.map({ $0.split(separator: ",").contains { op.contains($0) } }) ?? true else { return }
+            let first = baselines[keyPath: which], other = second?[keyPath: which]
+            let bodies = [subject] + [first, other].compactMap { $0?.body }
+            let measured = try sampleAlternating(count: count ?? n, warmup: warmup ?? w, bodies)
+            out.append(Measurement(backend: backend, op: op, items: items, samples: measured[0],
+                                   baseline: first?.name, baselineSamples: first == nil ? [] : measured[1]))
+            if second != nil {
+                out.append(Measurement(backend: backend, op: op, items: items, samples: measured[0],
+                                       baseline: other?.name, baselineSamples: other == nil ? [] : measured[measured.count - 1]))
             }
-            guard let work = baselines[keyPath: which] else { return nil }
-            return (work.name, try sample(count: count ?? n, warmup: warmup ?? w, work.body))
         }
-        try record("add", try sample(count: n, warmup: w) { k in
+        let client = self.client, items = self.items, existing = self.existing
+        try measure("add", \.add) { k in
             try client.addItem(Self.addQuery(k, items: items, account: "new-\(k)"))
             return k
-        }, try base(\.add))
-        try record("lookup-hit", try sample(count: n, warmup: w) { k in
+        }
+        try measure("lookup-hit", \.lookupHit) { k in
             (try client.copyMatchingItems(Self.lookupQuery(Self.account(existing(k)))) as? Data)?.count ?? -1
-        }, try base(\.lookupHit))
-        try record("lookup-miss", sample(count: n, warmup: w) { k in
+        }
+        try measure("lookup-miss", \.lookupMiss) { k in
             do {
                 _ = try client.copyMatchingItems(Self.lookupQuery("missing-\(k)"))
                 return -1
             } catch {
                 return Int((error as? SecItemError)?.status ?? 0)
             }
-        }, try base(\.lookupMiss))
-        try record("update", try sample(count: n, warmup: w) { k in
+        }
+        try measure("update", \.update) { k in
             let q: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
                 kSecAttrAccount as String: Self.account(existing(k)),
             ]
             return try client.updateItems(q, [kSecValueData as String: Self.data(k &+ 1)])
-        }, try base(\.update))
-        try record("delete", try sample(count: n, warmup: w) { k in
+        }
+        try measure("delete", \.delete) { k in
             let q: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
                 kSecAttrAccount as String: "new-\(k)",
             ]
             return try client.deleteItems(q)
-        }, try base(\.delete))
+        }
         let queryCount = max(5, n / 10)
-        try record("query-100-attrs", try sample(count: queryCount, warmup: 2) { k in
+        try measure("query-100-attrs", count: queryCount, warmup: 2, \.query100) { k in
             let q: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
                 kSecAttrLabel as String: Self.label(existing(k), items: items), kSecReturnAttributes as String: true,
                 kSecMatchLimit as String: kSecMatchLimitAll,
             ]
             return (try client.copyMatchingItems(q) as? [[String: Any]])?.count ?? -1
-        }, try base(\.query100, count: queryCount, warmup: 2))
+        }
         return out
     }
 }
