@@ -120,13 +120,28 @@ public struct AccessRequirement: Sendable, Hashable {
     /// The requirement of a stored item. An item without `pdmn` (written by
     /// another program) counts as `WhenUnlocked`, the default of `SecItemAdd`.
     public init(_ item: StoredItem) {
+        var accessible: AttributeValue?, accessControl: AttributeValue?
+        if item.attributes.count <= 4 {
+            // A data-alone search's item holds its protection alone: comparing a few
+            // short keys costs less than hashing two.
+            for (key, value) in item.attributes {
+                if key == SecConstant.kSecAttrAccessible {
+                    accessible = value
+                } else if key == SecConstant.kSecAttrAccessControl {
+                    accessControl = value
+                }
+            }
+        } else {
+            accessible = item.attributes[SecConstant.kSecAttrAccessible]
+            accessControl = item.attributes[SecConstant.kSecAttrAccessControl]
+        }
         let protection: String
-        if case .string(let value)? = item.attributes[SecConstant.kSecAttrAccessible] {
+        if case .string(let value)? = accessible {
             protection = value
         } else {
             protection = SecConstant.kSecAttrAccessibleWhenUnlocked
         }
-        let flags = Self.flags(item.attributes[SecConstant.kSecAttrAccessControl])
+        let flags = Self.flags(accessControl)
         // Three comparisons of short strings: cheaper than hashing one for the set.
         switch protection {
         case SecConstant.kSecAttrAccessibleWhenUnlocked, SecConstant.kSecAttrAccessibleWhenUnlockedThisDeviceOnly,

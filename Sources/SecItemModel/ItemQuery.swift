@@ -169,6 +169,17 @@ public struct ItemQuery: Sendable, Hashable {
         return found
     }
 
+    /// Calls `body` with ``exactPrimaryKey``'s ``PrimaryKey/bytes``, written on the stack
+    /// (valid during the call only). A lookup's hot path: no array is made.
+    /// - Returns: `false`, without calling `body`, when there is no exact primary key.
+    package func withExactPrimaryKeyBytes(_ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        guard let itemClass, attributes.count <= itemClass.classKeyKinds.count, !caseInsensitive,
+            persistentReferenceID == nil, !coversEveryAccessGroup, accessGroups.count == 1, synchronizable != .any
+        else { return false }
+        return PrimaryKey.forEachCandidateBytes(
+            itemClass: itemClass, attributes: attributes, groups: accessGroups, syncValues: synchronizable.storedValues, body)
+    }
+
     /// ``matches(_:)`` for an item found under one of ``primaryKeyCandidates``:
     /// class, group, synchronizable state and the key attributes are equal by
     /// construction, so only the query's other attributes are compared.

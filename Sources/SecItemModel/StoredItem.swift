@@ -92,6 +92,13 @@ public struct PrimaryKey: Sendable, Hashable {
     /// first, written on the stack, then copied into the one array allocated (3.3–3.6×
     /// faster than appending to a growing array, Benchmarks/SchemaTricks).
     private static func encode(_ itemClass: ItemClass, _ values: UnsafeBufferPointer<AttributeValue>) -> [UInt8] {
+        withEncoded(itemClass, values) { [UInt8]($0) }
+    }
+
+    /// ``encode(_:_:)``'s bytes, written on the stack and handed to `body` (no array).
+    private static func withEncoded<R>(
+        _ itemClass: ItemClass, _ values: UnsafeBufferPointer<AttributeValue>, _ body: (UnsafeBufferPointer<UInt8>) -> R
+    ) -> R {
         let keyKinds = itemClass.primaryKeyKinds
         precondition(values.count == keyKinds.count)
         // Each attribute: its name (4 bytes: the code, big-endian), a 4-byte length, the value.
@@ -109,7 +116,7 @@ public struct PrimaryKey: Sendable, Hashable {
                 writer.patchBigEndian(UInt32(writer.count - length - 4), at: length)
             }
             precondition(writer.count == count)
-            return [UInt8](UnsafeBufferPointer(buffer))
+            return body(UnsafeBufferPointer(buffer))
         }
     }
 
@@ -122,6 +129,17 @@ public struct PrimaryKey: Sendable, Hashable {
     static func forEachCandidate(
         itemClass: ItemClass, attributes: [String: AttributeValue], groups: some Collection<String>,
         syncValues: [Int64], _ body: (PrimaryKey) -> Void
+    ) -> Bool {
+        forEachCandidateBytes(itemClass: itemClass, attributes: attributes, groups: groups, syncValues: syncValues) {
+            body(PrimaryKey(bytes: [UInt8]($0)))
+        }
+    }
+
+    /// ``forEachCandidate(itemClass:attributes:groups:syncValues:_:)`` handing `body` each
+    /// key's ``bytes`` on the stack, valid during the call only (no array per key).
+    static func forEachCandidateBytes(
+        itemClass: ItemClass, attributes: [String: AttributeValue], groups: some Collection<String>,
+        syncValues: [Int64], _ body: (UnsafeBufferPointer<UInt8>) -> Void
     ) -> Bool {
         let keyKinds = itemClass.classKeyKinds
         let keyCount = keyKinds.count
@@ -147,7 +165,7 @@ public struct PrimaryKey: Sendable, Hashable {
                 for sync in syncValues {
                     values.initializeElement(at: keyCount, to: .string(group))
                     values.initializeElement(at: keyCount + 1, to: .number(sync))
-                    body(PrimaryKey(bytes: encode(itemClass, UnsafeBufferPointer(values))))
+                    withEncoded(itemClass, UnsafeBufferPointer(values), body)
                     (values.baseAddress! + keyCount).deinitialize(count: 2)
                 }
             }
