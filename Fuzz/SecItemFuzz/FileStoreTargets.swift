@@ -264,7 +264,7 @@ enum FileRowTarget {
         row.sealed = row.column(input.rest())
         let maxVersion = row.version &+ 1
         _ = try? codec.decode(row, maxVersion: maxVersion)
-        _ = try? codec.decodeData(row, maxVersion: maxVersion, keeping: ItemProjection.accessAttributes)
+        _ = try? codec.decodeData(row, maxVersion: maxVersion)
     }
 
     /// An item the input describes (a few attributes of every kind, data or none).
@@ -334,8 +334,7 @@ enum FileRowTarget {
         default: FuzzCheck.fail("an intact row did not decode")
         }
         guard
-            let (data, id, access) = try? codec.decodeData(
-                row(encoded), maxVersion: version, keeping: ItemProjection.accessAttributes) ?? nil
+            let (data, id, access) = try? codec.decodeData(row(encoded), maxVersion: version) ?? nil
         else {
             FuzzCheck.fail("an intact row's data did not decode")
         }
@@ -386,14 +385,27 @@ enum FileRowTarget {
         if case .item? = try? codec.decode(tampered, maxVersion: Int64.max) {
             FuzzCheck.fail("a row changed outside the codec decoded as an item")
         }
-        if case .some(.some) = try? codec.decodeData(tampered, maxVersion: Int64.max, keeping: ItemProjection.accessAttributes) {
+        if case .some(.some) = try? codec.decodeData(tampered, maxVersion: Int64.max) {
             FuzzCheck.fail("a row changed outside the codec gave data")
         }
     }
 
+    /// A plaintext whose kept attributes (`pdmn` `ak`) a data-alone read remembers
+    /// before it reads the fuzzer's: what it remembered must not leak into the answer.
+    static let rememberedPlaintext = ItemPlaintext.encode(StoredItem(
+        itemClass: .genericPassword, id: UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!,
+        attributes: [SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleWhenUnlocked)], data: Data([1])))
+
     static func plaintext(_ bytes: UnsafeBufferPointer<UInt8>) {
         let decoded = ItemPlaintext.decode(bytes)
-        let projected = ItemPlaintext.decodeData(bytes, keeping: ItemProjection.accessAttributes)
+        let kept = ItemPlaintext.KeptAttributes(ItemProjection.accessAttributes)
+        _ = rememberedPlaintext.withUnsafeBufferPointer { ItemPlaintext.decodeData($0, keeping: kept) }
+        let projected = ItemPlaintext.decodeData(bytes, keeping: kept)
+        // Read again: now the kept attributes may come from what this read remembered.
+        let again = ItemPlaintext.decodeData(bytes, keeping: kept)
+        FuzzCheck.expect(
+            again?.data == projected?.data && again?.attributes == projected?.attributes,
+            "decodeData answered differently when it read the same bytes again")
         guard let (attributes, itemData) = decoded else { return }
         guard let projected else { FuzzCheck.fail("decode succeeded where decodeData failed") }
         FuzzCheck.expect(projected.data == itemData, "decode and decodeData disagree on the data")

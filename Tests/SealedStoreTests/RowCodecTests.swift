@@ -67,4 +67,49 @@ import Testing
         for row in rows { try committed.remove(row.element, mac) }
         #expect(committed == RowSetCommitment(generation: 30))
     }
+
+    @Test("a data-alone read keeps exactly the access check's attributes, whatever the previous row's protection")
+    func dataAlone() throws {
+        var random = SeededRandom()
+        print("RowCodecTests.dataAlone: \(random.replayHint)")
+        let codec = RowCodec(keys: try ItemKeys.generate(format: Int(KeychainHeader.formatVersion)))
+        let protections: [[String: AttributeValue]] = [
+            [SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleWhenUnlocked)],
+            [SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleAfterFirstUnlock)],
+            [SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleAfterFirstUnlock),
+             SecConstant.kSecAttrAccessControl: .number(1)],
+            [SecConstant.kSecAttrAccessible: .string(SecConstant.kSecAttrAccessibleAfterFirstUnlock),
+             SecConstant.kSecAttrAccessControl: .number(3)],
+            [:],
+            [SecConstant.kSecAttrIsExtractable: .number(0), SecConstant.kSecAttrAccessible: .string("dk")],
+        ]
+        // Rows in a random order of protections, so the remembered attributes of one row
+        // meet rows with the same, another, more and fewer kept attributes.
+        for i in 0..<60 {
+            var original = item(&random, i)
+            let protection = protections[Int(random.next() % UInt64(protections.count))]
+            original.attributes.merge(protection) { $1 }
+            if random.next() % 4 == 0 { original.data = nil }
+            let encoded = try codec.encode(original, version: 3)
+            guard let (data, id, attributes) = try codec.decodeData(StoredRow(encoded), maxVersion: 3) else {
+                Issue.record("row \(i) did not decode for its data")
+                continue
+            }
+            #expect(data == original.data, "row \(i): the data")
+            #expect(id == original.id, "row \(i): the identity")
+            #expect(attributes == protection, "row \(i): the kept attributes")
+        }
+        // Malformed plaintexts (cut short at every length) decode to nothing, never crash.
+        var original = item(&random, 0)
+        original.attributes[SecConstant.kSecAttrAccessControl] = .number(7)
+        let plain = ItemPlaintext.encode(original)
+        let kept = ItemPlaintext.KeptAttributes(ItemProjection.accessAttributes)
+        for length in 0..<plain.count {
+            let cut = Array(plain[0..<length])
+            #expect(cut.withUnsafeBufferPointer { ItemPlaintext.decodeData($0, keeping: kept) } == nil, "cut at \(length)")
+        }
+        let whole = plain.withUnsafeBufferPointer { ItemPlaintext.decodeData($0, keeping: kept) }
+        #expect(whole?.data == original.data)
+        #expect(whole?.attributes == [SecConstant.kSecAttrAccessControl: .number(7)])
+    }
 }

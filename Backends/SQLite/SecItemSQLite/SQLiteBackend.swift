@@ -92,7 +92,7 @@ public final class SQLiteBackend: SecItemBackend {
 
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try withReader { (c: SQLiteConnection) throws(SecItemError) in
-            try c.read { () throws(SecItemError) in try c.matches(query, limit: limit).map(\.item) }
+            try c.read { () throws(SecItemError) in try c.items(query, limit: limit) }
         }
     }
 

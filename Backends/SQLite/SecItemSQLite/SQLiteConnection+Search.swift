@@ -9,7 +9,7 @@ struct SearchStatements {
     var probes = [Statement?](repeating: nil, count: 1 << IndexedColumns.attributes.count)
     /// `SELECT … WHERE pk = ?`.
     var byPrimaryKey: Statement?
-    /// The lookup returning data alone (``SQLiteConnection/dataByPrimaryKey(_:_:group:synchronizable:)``).
+    /// The lookup returning data alone (``SQLiteConnection/dataByPrimaryKey(_:group:synchronizable:)``).
     var dataByPrimaryKey: Statement?
 }
 
@@ -47,10 +47,8 @@ extension SQLiteConnection {
         if let limit, limit <= 0 { return [] }
         var out: [Match] = []
         var damaged = 0
-        if format >= 2, !elements, query.projection == .dataAndAccess, let itemClass = query.itemClass,
-            let key = query.exactPrimaryKey, let group = query.accessGroups.first
-        {
-            return try dataByPrimaryKey(itemClass, key, group: group, synchronizable: query.synchronizable == .yes)
+        if !elements, let found = try dataAlone(query) {
+            return found.map { [Match(seq: $0.seq, item: $0.item, primaryKeyMAC: [], element: nil)] } ?? []
         }
         guard let filter = try RowFilter(query, codec) else { return [] }
         if filter.byPrimaryKey {
@@ -127,6 +125,32 @@ extension SQLiteConnection {
         return out
     }
 
+    /// The items `query` matches, oldest first, at most `limit`: ``matches(_:limit:elements:)``
+    /// without the rows' bookkeeping (a read's answer, made once).
+    func items(_ query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
+        if let limit, limit <= 0 { return [] }
+        if let found = try dataAlone(query) { return found.map { [$0.item] } ?? [] }
+        return try matches(query, limit: limit).map(\.item)
+    }
+
+    /// A search returning the data alone by an exact primary key (``ItemProjection/dataAndAccess``,
+    /// format 2 or later): the found row's `seq` and item, `.some(nil)` for a miss; `nil`
+    /// when the query is not of that shape.
+    private func dataAlone(_ query: ItemQuery) throws(SecItemError) -> (seq: Int64, item: StoredItem)?? {
+        guard format >= 2, query.projection == .dataAndAccess, let itemClass = query.itemClass,
+            let group = query.accessGroups.first
+        else { return nil }
+        // The key's HMAC straight from its bytes on the stack, into the bound parameters.
+        let codec = self.codec, known = knownKeyColumns.baseAddress!
+        var failure: SecItemError?
+        let exact = query.withExactPrimaryKeyBytes { bytes in
+            do throws(SecItemError) { try codec.primaryKeyMAC(bytes: bytes, into: known) } catch { failure = error }
+        }
+        guard exact else { return nil }
+        if let failure { throw failure }
+        return .some(try dataByPrimaryKey(itemClass, group: group, synchronizable: query.synchronizable == .yes))
+    }
+
     private static func damagedCandidate(_ count: Int) -> SecItemError {
         SecItemError(
             errSecDecode,
@@ -145,14 +169,15 @@ extension SQLiteConnection {
     /// copies: SQLite copies every text and blob column it returns), and the box's
     /// associated data is built from the known values: a row whose columns differ
     /// fails as damaged (`errSecDecode`), exactly as its box would fail to open.
-    private func dataByPrimaryKey(_ itemClass: ItemClass, _ key: PrimaryKey, group: String, synchronizable: Bool)
-        throws(SecItemError) -> [Match]
+    ///
+    /// The key's HMAC is already in the first 32 bytes of ``knownKeyColumns``.
+    private func dataByPrimaryKey(_ itemClass: ItemClass, group: String, synchronizable: Bool)
+        throws(SecItemError) -> (seq: Int64, item: StoredItem)?
     {
         let stmt = try dataByPrimaryKeyStatement()
         defer { stmt.reset() }
         let known = knownKeyColumns
         let base = known.baseAddress!
-        try codec.primaryKeyMAC(key, into: base)
         try codec.accessGroupMAC(itemClass, group).withUnsafeBufferPointer { base.advanced(by: 32).update(from: $0.baseAddress!, count: 32) }
         try codec.syncMAC(itemClass, synchronizable).withUnsafeBufferPointer { base.advanced(by: 64).update(from: $0.baseAddress!, count: 32) }
         let classText = itemClass.rawValue
@@ -166,17 +191,16 @@ extension SQLiteConnection {
         stmt.bindStaticText(2, UnsafeRawBufferPointer(rebasing: raw[96..<96 + classLength]))
         stmt.bindStatic(3, UnsafeRawBufferPointer(rebasing: raw[32..<64]))
         stmt.bindStatic(4, UnsafeRawBufferPointer(rebasing: raw[64..<96]))
-        guard try stmt.step(during: "searching items") else { return [] }
+        guard try stmt.step(during: "searching items") else { return nil }
         let row = KnownKeyRow(stmt: stmt, itemClass: classText, known: raw)
         guard stmt.int64(2) == 1,
-            let (data, id, attributes) = try codec.decodeData(
-                row, maxVersion: commitment.generation, keeping: ItemProjection.accessAttributes)
+            let (data, id, attributes) = try codec.decodeData(row, maxVersion: commitment.generation)
         else {
             throw SecItemError(
                 errSecDecode, "the item's row failed authentication (tampered or damaged); see SQLiteBackend.verify()")
         }
         let item = StoredItem(itemClass: itemClass, id: id, attributes: attributes, data: data)
-        return [Match(seq: stmt.int64(0), item: item, primaryKeyMAC: [], element: nil)]
+        return (stmt.int64(0), item)
     }
 
     private func dataByPrimaryKeyStatement() throws(SecItemError) -> Statement {

@@ -62,43 +62,138 @@ package enum ItemPlaintext {
         return (attributes, data)
     }
 
+    /// The attributes a data-alone read keeps (``decodeData(_:keeping:)``), and the
+    /// dictionary of them it last built.
+    ///
+    /// Rows of one store nearly all carry the same protection (`pdmn` `ak`, no `accc`),
+    /// so the dictionary is remembered by the kept entries' encoded bytes, built once and
+    /// shared, not built per read. Not secret: protection classes and access-control
+    /// flags. Not thread-safe: one per codec, used under its connection's lock.
+    package final class KeptAttributes {
+        static let maxKept = 8
+        /// Kept entries longer than this, together, are not remembered.
+        static let maxKeyBytes = 96
+
+        package let names: [String]
+        /// Each name's four bytes as a big-endian word; 1 << 32 (which no word equals)
+        /// for a name of another length, compared by its bytes instead.
+        let codes: [UInt64]
+        /// The last dictionary built, and its key: each kept entry's index, tag, length and value.
+        var key: [UInt8] = []
+        var attributes: [String: AttributeValue] = [:]
+        var remembers = false
+
+        package init(_ names: [String]) {
+            precondition(names.count <= Self.maxKept, "at most \(Self.maxKept) kept attributes")
+            self.names = names
+            codes = names.map { ItemPlaintext.code($0).map(UInt64.init) ?? 1 << 32 }
+            key.reserveCapacity(Self.maxKeyBytes)
+        }
+    }
+
     /// The data of what ``encode(_:)`` wrote and its attributes named in `keeping`
     /// (the access check's `pdmn` and `accc`), walking over the others without
     /// building them (for a search that returns the data alone), or `nil` for
-    /// malformed bytes. The data is `nil` for an item without data.
-    package static func decodeData(_ bytes: UnsafeBufferPointer<UInt8>, keeping: [String])
+    /// malformed bytes. The data is `nil` for an item without data. Every entry is
+    /// checked as ``decode(_:)`` checks it (lengths, tags); a kept attribute's value
+    /// must decode. When an attribute appears twice, the later one counts.
+    package static func decodeData(_ bytes: UnsafeBufferPointer<UInt8>, keeping: KeptAttributes)
         -> (attributes: [String: AttributeValue], data: Data?)?
     {
-        var reader = Reader(bytes: bytes)
-        guard reader.u8() == version, let count = reader.u32() else { return nil }
-        var attributes: [String: AttributeValue] = [:]
-        // Attribute names are four-letter codes: each compared as one 32-bit word.
-        // A name of another length gets 1 << 32, which no word equals.
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(1, keeping.count)) { codes in
-            for (i, name) in keeping.enumerated() { codes[i] = code(name).map(UInt64.init) ?? 1 << 32 }
-            for _ in 0..<count {
-                guard let keyLength = reader.u32(), let keyBytes = reader.take(Int(keyLength)), let tag = reader.u8(),
-                    tag == 0x73 || tag == 0x62 || tag == 0x6E || tag == 0x64, let length = reader.u32(),
-                    let valueBytes = reader.take(Int(length))
-                else { return nil }
-                let index: Int?
-                if keyBytes.count == 4 {
-                    let word = UInt64(word(keyBytes))
-                    index = (0..<keeping.count).first { codes[$0] == word }
-                } else {
-                    index = keeping.firstIndex { code($0) == nil && $0.utf8.elementsEqual(keyBytes) }
-                }
-                guard let index else { continue }
-                guard let value = attributeValue(tag, valueBytes) else { return nil }
-                attributes[keeping[index]] = value
+        guard let base = bytes.baseAddress, bytes.count >= 5, base[0] == version else { return nil }
+        let end = bytes.count
+        @inline(__always) func u32(_ at: Int) -> Int {
+            Int(base[at]) << 24 | Int(base[at + 1]) << 16 | Int(base[at + 2]) << 8 | Int(base[at + 3])
+        }
+        let count = u32(1)
+        var offset = 5
+        let kept = keeping.codes.count
+        // found[i]: where kept attribute i's entry is (the offset of its tag), 0 when absent;
+        // found[maxKept + i]: its code (KeptAttributes.codes), read here once.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * KeptAttributes.maxKept) { found in
+            let codes = found.baseAddress! + KeptAttributes.maxKept
+            for i in 0..<kept {
+                found[i] = 0
+                codes[i] = Int(truncatingIfNeeded: keeping.codes[i])
             }
+            var remaining = count
+            while remaining > 0 {
+                remaining -= 1
+                // name length (4), name, tag (1), value length (4), value
+                guard end - offset >= 4 else { return nil }
+                let nameLength = u32(offset)
+                guard nameLength <= end - offset - 4 - 5 else { return nil }
+                let name = offset + 4
+                let tag = name + nameLength
+                let valueLength = u32(tag + 1)
+                guard base[tag] == 0x73 || base[tag] == 0x62 || base[tag] == 0x6E || base[tag] == 0x64,
+                    valueLength <= end - tag - 5
+                else { return nil }
+                offset = tag + 5 + valueLength
+                if nameLength == 4 {
+                    let word = u32(name)
+                    for i in 0..<kept where codes[i] == word {
+                        found[i] = tag
+                        break
+                    }
+                } else {
+                    for i in 0..<kept where codes[i] == 1 << 32
+                        && keeping.names[i].utf8.elementsEqual(UnsafeBufferPointer(start: base + name, count: nameLength))
+                    {
+                        found[i] = tag
+                        break
+                    }
+                }
+            }
+            var reader = Reader(bytes: bytes, offset: offset)
             guard let data = trailingData(&reader) else { return nil }
+            // The memo's key: each kept attribute's index, tag, length and value.
+            var keyLength = 0
+            for i in 0..<kept where found[i] != 0 { keyLength += 6 + u32(found[i] + 1) }
+            let remembered = keyLength <= KeptAttributes.maxKeyBytes
+            if remembered, keeping.remembers, keeping.key.count == keyLength, sameKey(keeping.key, found, kept, base, u32) {
+                return (keeping.attributes, data)
+            }
+            var attributes: [String: AttributeValue] = [:]
+            for i in 0..<kept where found[i] != 0 {
+                let tag = found[i]
+                guard let value = attributeValue(base[tag], UnsafeBufferPointer(start: base + tag + 5, count: u32(tag + 1)))
+                else { return nil }
+                attributes[keeping.names[i]] = value
+            }
+            if remembered {
+                keeping.key.removeAll(keepingCapacity: true)
+                for i in 0..<kept where found[i] != 0 {
+                    let tag = found[i]
+                    keeping.key.append(UInt8(i))
+                    keeping.key.append(contentsOf: UnsafeBufferPointer(start: base + tag, count: 5 + u32(tag + 1)))
+                }
+                keeping.attributes = attributes
+                keeping.remembers = true
+            }
             return (attributes, data)
         }
     }
 
+    /// Whether `key` is the memo key of the kept entries at `found` (index, tag, length, value each).
+    @inline(__always)
+    private static func sameKey(
+        _ key: [UInt8], _ found: UnsafeMutableBufferPointer<Int>, _ kept: Int, _ base: UnsafePointer<UInt8>,
+        _ u32: (Int) -> Int
+    ) -> Bool {
+        key.withUnsafeBufferPointer { k in
+            var at = 0
+            for i in 0..<kept where found[i] != 0 {
+                let length = 5 + u32(found[i] + 1)
+                guard k[at] == UInt8(i), memcmp(k.baseAddress! + at + 1, base + found[i], length) == 0 else { return false }
+                at += 1 + length
+            }
+            return at == k.count
+        }
+    }
+
     /// A four-byte name as one big-endian word, `nil` for another length.
-    private static func code(_ name: String) -> UInt32? {
+    static func code(_ name: String) -> UInt32? {
         var word: UInt32 = 0
         var count = 0
         for byte in name.utf8 {
@@ -107,10 +202,6 @@ package enum ItemPlaintext {
             word = word << 8 | UInt32(byte)
         }
         return count == 4 ? word : nil
-    }
-
-    private static func word(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
     }
 
     /// The value a tag (`s`, `b`, `n`, `d`) and its bytes encode, or `nil` when malformed.
@@ -170,6 +261,11 @@ package enum ItemPlaintext {
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var offset = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>, offset: Int = 0) {
+            self.bytes = bytes
+            self.offset = offset
+        }
 
         var atEnd: Bool { offset == bytes.count }
 

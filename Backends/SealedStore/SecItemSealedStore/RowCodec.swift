@@ -90,6 +90,8 @@ package struct RowCodec {
         /// The last sync-state HMAC asked for (a process reads one state's items).
         var lastSync: (itemClass: ItemClass, synchronizable: Bool, mac: [UInt8])?
         var noSyncMACs: [ItemClass: [UInt8]] = [:]
+        /// What a data-alone read keeps of the attributes, and the dictionary it last built.
+        let kept = ItemPlaintext.KeptAttributes(ItemProjection.accessAttributes)
 
         /// The associated data of the row being read (not secret: the row's columns),
         /// written in place (``RowCodec/writeAssociatedData(of:uuid:classText:version:)``).
@@ -111,30 +113,30 @@ package struct RowCodec {
 
         func resetRowAAD() { rowAADCount = 0 }
 
+        // The appends below write without checking the capacity: the caller reserved it
+        // (``reserveRowAAD(_:)``) for everything it writes.
+
         @inline(__always)
-        func appendRowAAD(_ byte: UInt8) {
-            reserveRowAAD(1)
+        func appendRowAADUnchecked(_ byte: UInt8) {
             rowAAD[rowAADCount] = byte
             rowAADCount += 1
         }
 
         @inline(__always)
-        func appendRowAAD(_ bytes: UnsafeRawBufferPointer) {
+        func appendRowAADUnchecked(_ bytes: UnsafeRawBufferPointer) {
             guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-            reserveRowAAD(bytes.count)
             UnsafeMutableRawPointer(rowAAD + rowAADCount).copyMemory(from: source, byteCount: bytes.count)
             rowAADCount += bytes.count
         }
 
         @inline(__always)
-        func appendRowAAD(bigEndian value: UInt64) {
-            reserveRowAAD(8)
-            for i in 0..<8 { rowAAD[rowAADCount + i] = UInt8(truncatingIfNeeded: value >> UInt64(56 - 8 * i)) }
+        func appendRowAADUnchecked(bigEndian value: UInt64) {
+            UnsafeMutableRawPointer(rowAAD + rowAADCount).storeBytes(of: value.bigEndian, as: UInt64.self)
             rowAADCount += 8
         }
 
-        @inline(__always)
-        private func reserveRowAAD(_ more: Int) {
+        /// Makes room for `more` bytes after those written.
+        func reserveRowAAD(_ more: Int) {
             guard rowAADCount + more > rowAADCapacity else { return }
             let capacity = max(rowAADCapacity * 2, rowAADCount + more)
             let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
@@ -145,8 +147,13 @@ package struct RowCodec {
         }
     }
 
+    /// The start of every primary-key HMAC's message (``mac(_:_:into:_:)``'s, for class ""
+    /// and name "primary-key"): the key's bytes follow it.
+    private let primaryKeyPrefix: [UInt8]
+
     package init(keys: ItemKeys) {
         self.keys = keys
+        primaryKeyPrefix = [0x76, 0x30 + UInt8(truncatingIfNeeded: keys.format), 0, 0] + Array("primary-key".utf8) + [0]
     }
 
     /// HMAC("v<format>" ‖ 0 ‖ class ‖ 0 ‖ name ‖ 0 ‖ value): domain-separated per
@@ -187,8 +194,19 @@ package struct RowCodec {
 
     /// ``primaryKeyMAC(_:)`` into the 32 bytes at `out`.
     package func primaryKeyMAC(_ key: PrimaryKey, into out: UnsafeMutablePointer<UInt8>) throws(SecItemError) {
-        let bytes = key.bytes
-        try mac("", "primary-key", into: out) { $0.append(contentsOf: bytes) }
+        try key.bytes.withUnsafeBufferPointer { (bytes: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
+            try primaryKeyMAC(bytes: bytes, into: out)
+        }
+    }
+
+    /// The HMAC of the primary key whose ``PrimaryKey/bytes`` are `bytes` into the 32
+    /// bytes at `out`: the fixed start of the message and the key's bytes go to the HMAC
+    /// as they are (no message is assembled).
+    package func primaryKeyMAC(bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) throws(SecItemError) {
+        let context = keys.mac
+        try primaryKeyPrefix.withUnsafeBufferPointer { (prefix: UnsafeBufferPointer<UInt8>) throws(SecItemError) in
+            try context.run(prefix, bytes, into: out)
+        }
     }
 
     package func attributeMAC(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(SecItemError) -> [UInt8] {
@@ -287,36 +305,51 @@ package struct RowCodec {
 
     /// ``appendAssociatedData(to:uuid:itemClass:primaryKeyMAC:indexMAC:version:seq:)`` for a
     /// stored row, written in place into the scratch buffer
-    /// (``Scratch/rowAssociatedData``): the same bytes, without growing an array.
+    /// (``Scratch/rowAssociatedData``): the same bytes, without growing an array. The
+    /// columns are read once, the length is reserved once, then the bytes are copied.
     @inline(__always)
     private func writeAssociatedData<Row: RowColumns>(
         of row: Row, uuid: UnsafeRawBufferPointer, classText: String, version: Int64
     ) {
         let scratch = self.scratch
-        scratch.resetRowAAD()
-        Self.associatedDataPrefix.withUnsafeBytes { scratch.appendRowAAD($0) }
-        scratch.appendRowAAD(UInt8(truncatingIfNeeded: format))
-        scratch.appendRowAAD(uuid)
+        let columnCount = IndexedColumns.columns.count
         var text = classText
         text.withUTF8 { utf8 in
-            scratch.appendRowAAD(UInt8(truncatingIfNeeded: utf8.count))
-            scratch.appendRowAAD(UnsafeRawBufferPointer(utf8))
-        }
-        if let pk = row.primaryKeyMAC { scratch.appendRowAAD(pk) }
-        guard format >= 2 else { return }
-        for i in 0..<IndexedColumns.columns.count {
-            if let column = row.indexMAC(i) {
-                scratch.appendRowAAD(1)
-                scratch.appendRowAAD(UInt8(truncatingIfNeeded: column.count))
-                scratch.appendRowAAD(column)
-            } else {
-                scratch.appendRowAAD(0)
+            withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer?.self, capacity: columnCount) { columns in
+                let pk = row.primaryKeyMAC
+                var length = Self.associatedDataPrefix.count + 1 + uuid.count + 1 + utf8.count + (pk?.count ?? 0)
+                if format >= 2 {
+                    for i in 0..<columnCount {
+                        let column = row.indexMAC(i)
+                        columns.initializeElement(at: i, to: column)
+                        length += column.map { 2 + $0.count } ?? 1
+                    }
+                    length += format >= 3 ? 16 : 8
+                }
+                scratch.resetRowAAD()
+                scratch.reserveRowAAD(length)
+                Self.associatedDataPrefix.withUnsafeBytes { scratch.appendRowAADUnchecked($0) }
+                scratch.appendRowAADUnchecked(UInt8(truncatingIfNeeded: format))
+                scratch.appendRowAADUnchecked(uuid)
+                scratch.appendRowAADUnchecked(UInt8(truncatingIfNeeded: utf8.count))
+                scratch.appendRowAADUnchecked(UnsafeRawBufferPointer(utf8))
+                if let pk { scratch.appendRowAADUnchecked(pk) }
+                guard format >= 2 else { return }
+                for i in 0..<columnCount {
+                    if let column = columns[i] {
+                        scratch.appendRowAADUnchecked(1)
+                        scratch.appendRowAADUnchecked(UInt8(truncatingIfNeeded: column.count))
+                        scratch.appendRowAADUnchecked(column)
+                    } else {
+                        scratch.appendRowAADUnchecked(0)
+                    }
+                }
+                scratch.appendRowAADUnchecked(bigEndian: UInt64(bitPattern: version))
+                // A row without a seq cannot be format 3: -1 matches no real row's (they start at 1).
+                if format >= 3 { scratch.appendRowAADUnchecked(bigEndian: UInt64(bitPattern: row.seq ?? -1)) }
+                columns.baseAddress!.deinitialize(count: columnCount)
             }
         }
-        scratch.appendRowAAD(bigEndian: UInt64(bitPattern: version))
-        guard format >= 3 else { return }
-        // A row without a seq cannot be format 3: -1 matches no real row's (they start at 1).
-        scratch.appendRowAAD(bigEndian: UInt64(bitPattern: row.seq ?? -1))
     }
 
     /// Seals an item into a row stamped with `version` (format 2 or 3: format-1
@@ -353,11 +386,11 @@ package struct RowCodec {
         case damaged(String)
     }
 
-    /// Format 2: opens one row and returns its data and the attributes named in
-    /// `keeping` alone (the others are authenticated with the box but not built): a
-    /// search by an exact primary key returning `kSecReturnData` alone
-    /// (``ItemProjection/dataAndAccess``). `nil` when the row is damaged.
-    package func decodeData<Row: RowColumns>(_ row: Row, maxVersion: Int64, keeping: [String]) throws(SecItemError)
+    /// Format 2: opens one row and returns its data and its attributes the access check
+    /// reads (``ItemProjection/accessAttributes``) alone: the others are authenticated
+    /// with the box but not built. For a search by an exact primary key returning
+    /// `kSecReturnData` alone (``ItemProjection/dataAndAccess``). `nil` when the row is damaged.
+    package func decodeData<Row: RowColumns>(_ row: Row, maxVersion: Int64) throws(SecItemError)
         -> (data: Data?, id: UUID, attributes: [String: AttributeValue])?
     {
         guard format >= 2, let uuid = row.uuid, let id = UUID(bytes: uuid), let classText = row.itemClass else { return nil }
@@ -368,8 +401,9 @@ package struct RowCodec {
         writeAssociatedData(of: row, uuid: uuid, classText: classText, version: version)
         let sealed = row.sealed ?? empty
         guard let length = try keys.aead.open(sealed, aad: scratch.rowAssociatedData, into: &scratch.plain) else { return nil }
+        let kept = scratch.kept
         let data = scratch.plain.withUnsafeBufferPointer { p in
-            ItemPlaintext.decodeData(UnsafeBufferPointer(rebasing: p[0..<length]), keeping: keeping)
+            ItemPlaintext.decodeData(UnsafeBufferPointer(rebasing: p[0..<length]), keeping: kept)
         }
         Crypto.cleanse(&scratch.plain, count: length)
         guard let data else { return nil }
