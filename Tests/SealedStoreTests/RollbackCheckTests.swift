@@ -1,6 +1,7 @@
 import Foundation
 import SecItemCore
 import SecItemSealedStore
+import Synchronization
 import Testing
 
 /// The rollback check's rules on their own, against a real state directory: what a
@@ -79,5 +80,43 @@ import Testing
         #expect(try witness.mark(for: store) == state(6, 6))
         try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(status { () throws(SecItemError) in _ = try witness.mark(for: store) } == errSecIO)
+    }
+
+    /// Issue 24: with one thread adding without pause, a reader that saw the writer's
+    /// commit before the writer recorded it waited on the mark's lock while the writer
+    /// replaced the mark file (a disk discard of the old one, under the lock).
+    @Test("a state read while another holds the mark's lock: the check neither waits nor fails; the next check records")
+    func readerDoesNotWaitForTheMarkLock() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let reader = check(replicated: false)
+        try reader.check(state(4, 4))
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<OSStatus?>(nil)
+        let witness = witness
+        let next = state(5, 5)
+        // Used by the one thread below while this one only waits for it.
+        nonisolated(unsafe) let waitingReader = reader
+        try witness.locked(store) { () throws(SecItemError) in
+            // The writer, recording its commit: the lock is held until the reader is done or 5 s passed.
+            let thread = Thread {
+                let result: OSStatus
+                do throws(SecItemError) {
+                    try waitingReader.check(next)
+                    result = errSecSuccess
+                } catch {
+                    result = error.status
+                }
+                outcome.withLock { $0 = result }
+                done.signal()
+            }
+            thread.start()
+            _ = done.wait(timeout: .now() + 5)
+        }
+        if outcome.withLock({ $0 }) == nil { done.wait() }
+        #expect(outcome.withLock { $0 } == errSecSuccess, "the check waited for the lock (or failed)")
+        // Not recorded while busy: the mark lags until the next check records.
+        #expect(try witness.mark(for: store) == state(4, 4))
+        try reader.check(state(6, 6))
+        #expect(try witness.mark(for: store) == state(6, 6))
     }
 }

@@ -164,7 +164,15 @@ package final class RollbackCheck {
             return
         }
         if mark.map({ proven.generation > $0.generation }) ?? (proven.generation > 0 || !proven.digest.isEmpty) {
-            try witness.advance(store, to: proven)
+            if let directory = witness as? StateDirectoryWitness {
+                // Not behind another thread or process changing the mark (the writer
+                // recording its commit): with one thread adding without pause, a reader
+                // waited for that on most lookups. The mark then lags this state until
+                // the next check, as when recording fails.
+                try directory.advanceUnlessBusy(store, to: proven)
+            } else {
+                try witness.advance(store, to: proven)
+            }
         }
         remember(state, proving: proven)
     }

@@ -61,6 +61,16 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
         try locked(store) { () throws(SecItemError) in try resetHoldingLock(store, to: state, note: note) }
     }
 
+    /// ``advance(_:to:)`` unless another thread or process is changing the mark right
+    /// now: then nothing, without waiting (a reader recording a state it read; the one
+    /// changing the mark is usually the writer recording its own commit, and replacing
+    /// the file can take the disk's discard of the old one: readers waited for it).
+    /// - Returns: The mark now, `nil` when another held the lock.
+    @discardableResult
+    package func advanceUnlessBusy(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark? {
+        try locked(store, waiting: false) { () throws(SecItemError) -> HighWaterMark in try advanceHoldingLock(store, to: state) }
+    }
+
     /// ``advance(_:to:)`` inside ``locked(_:_:)`` (a witness that keeps more than the file
     /// changes both under the one lock).
     package func advanceHoldingLock(_ store: WitnessedStore, to state: HighWaterMark) throws(SecItemError) -> HighWaterMark {
@@ -148,12 +158,20 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
     /// Runs `body` holding `store`'s lock file (`flock`): one change of its mark at a time
     /// among this user's processes.
     package func locked<R>(_ store: WitnessedStore, _ body: () throws(SecItemError) -> R) throws(SecItemError) -> R {
+        try locked(store, waiting: true, body)!
+    }
+
+    /// ``locked(_:_:)``; without `waiting`, `nil` (and `body` not run) when another holds the lock.
+    private func locked<R>(_ store: WitnessedStore, waiting: Bool, _ body: () throws(SecItemError) -> R)
+        throws(SecItemError) -> R?
+    {
         try ensureDirectory()
         let lockPath = directory + "/" + Self.fileName(store.identity) + ".lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw ioError("opening", lockPath) }
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
+        while flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
+            if !waiting && errno == EWOULDBLOCK { return nil }
             guard errno == EINTR else { throw ioError("locking", lockPath) }
         }
         defer { flock(fd, LOCK_UN) }
