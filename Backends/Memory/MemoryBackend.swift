@@ -80,17 +80,6 @@ public final class MemoryBackend: SecItemBackend {
             return best
         }
 
-        /// ``matching(_:limit:)`` on the storage at `s`, read in place. Called on
-        /// `s.pointee` it ran on a copy of the whole storage: four retains and four
-        /// releases of the shared index buffers per lookup, each a cache line the other
-        /// core then had to fetch back (one thread did twice the lookups without them,
-        /// and two threads did no more than one). Through an `inout` nothing is copied;
-        /// nothing is written either (the caller holds the lock shared).
-        static func matching(in s: UnsafePointer<Storage>, _ query: ItemQuery, limit: Int?) -> [StoredItem] {
-            func run(_ storage: inout Storage) -> [StoredItem] { storage.matching(query, limit: limit) }
-            return run(&UnsafeMutablePointer(mutating: s).pointee)
-        }
-
         func matching(_ query: ItemQuery, limit: Int?) -> [StoredItem] {
             if let id = query.persistentReferenceID {
                 guard let entry = items[id], query.matches(entry.item) else { return [] }
@@ -238,7 +227,7 @@ public final class MemoryBackend: SecItemBackend {
     /// Lookups run in parallel with each other (a shared lock).
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try checkFault(.fetch)
-        return storage.read { s in Storage.matching(in: s, query, limit: limit) }
+        return storage.read { s in s.pointee.matching(query, limit: limit) }
     }
 
     /// Replaces every match under one lock; nothing changes on a collision.
