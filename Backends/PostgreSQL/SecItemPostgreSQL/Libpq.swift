@@ -87,6 +87,10 @@ final class PQConnection {
         warningCounter.deallocate()
     }
 
+    /// How many times this connection waited for the server's answer (round trips:
+    /// a statement prepared on first use costs two), for the tests that count them.
+    private(set) var roundTrips = 0
+
     /// How many WARNING notices the server has sent on this connection so far.
     var warnings: Int { Int(warningCounter.pointee) }
 
@@ -225,6 +229,7 @@ final class PQConnection {
     func run(_ sql: String, timeout: Duration) throws(PQFailure) -> PQResult? {
         let deadline = ContinuousClock.now + timeout
         guard csecitem_PQsendQuery(conn, sql) == 1 else { throw failure(connectionLost: true) }
+        roundTrips += 1
         var last: PQResult?
         var firstError: PQFailure?
         while let result = try next(deadline) {
@@ -270,6 +275,7 @@ final class PQConnection {
 
     /// Waits for the one result of a statement (and the end of its results).
     private func single(_ deadline: ContinuousClock.Instant) throws(PQFailure) -> PQResult {
+        roundTrips += 1
         guard let first = try next(deadline) else { throw failure(connectionLost: true) }
         while try next(deadline) != nil {}
         return first

@@ -64,7 +64,10 @@ public final class PostgreSQLBackend: SecItemBackend {
 
     public func add(_ item: StoredItem) throws(SecItemError) {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "adding an item") { () throws(SecItemError) -> Void in try s.addItem(item) }
+            try s.call(during: "adding an item") { () throws(SecItemError) -> Void in
+                if try s.addInOneStatement(item) { return }
+                try s.addItem(item)
+            }
         }
     }
 
@@ -78,13 +81,19 @@ public final class PostgreSQLBackend: SecItemBackend {
 
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "updating items") { () throws(SecItemError) -> Int in try s.updateItems(matching: query, transform) }
+            try s.call(during: "updating items") { () throws(SecItemError) -> Int in
+                if let n = try s.updateInOneStatement(matching: query, transform) { return n }
+                return try s.updateItems(matching: query, transform)
+            }
         }
     }
 
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
-            try s.call(during: "deleting items") { () throws(SecItemError) -> Int in try s.deleteItems(matching: query) }
+            try s.call(during: "deleting items") { () throws(SecItemError) -> Int in
+                if let n = try s.deleteInOneStatement(matching: query) { return n }
+                return try s.deleteItems(matching: query)
+            }
         }
     }
 
@@ -154,6 +163,10 @@ public final class PostgreSQLBackend: SecItemBackend {
     /// How many connections the backend has opened so far (at most ``Configuration/poolSize``,
     /// more only when one was lost and replaced).
     public var connectionsOpened: Int { pool.sessionsMade }
+
+    /// How many round trips to the server the backend's connections made so far
+    /// (tests that count them per call; read it while no call runs).
+    package var roundTrips: Int { pool.roundTrips }
 
     func withSession<R>(_ body: (PostgreSQLSession) throws(SecItemError) -> R) throws(SecItemError) -> R {
         try pool.withSession(body)

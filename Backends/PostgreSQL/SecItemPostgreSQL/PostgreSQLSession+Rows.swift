@@ -64,9 +64,11 @@ extension PostgreSQLSession {
             }
             if epoch != header.epoch { throw staleKeys() }
             maxVersion = generation
-            try observeRead(HighWaterMark(
-                generation: generation, digest: Array((r.array(0, SQL.columns.count + 2) ?? []).prefix(16)),
-                storeID: header.storeID))
+            let mac = r.array(0, SQL.columns.count + 2) ?? []
+            // Another write came since this session's: the next write reads the state row afresh.
+            if let known, known.stored.generation != generation || known.stored.mac != mac { self.known = nil }
+            try observeRead(HighWaterMark(generation: generation, digest: Array(mac.prefix(16)), storeID: header.storeID))
+            lastRead = (generation, mac)
         }
         var out: [Match] = []
         var damaged = 0

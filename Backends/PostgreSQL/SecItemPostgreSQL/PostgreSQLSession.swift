@@ -37,6 +37,22 @@ package final class PostgreSQLSession: @unchecked Sendable {
     var checksSchema = true
     /// The ``PublishedKeys/version`` this session's keys came from or were published as.
     var keysVersion = 0
+    /// The state row as this session last committed it, while no read has shown it
+    /// moved since: what a write in one statement (PostgreSQLSession+OneStatement.swift)
+    /// starts from.
+    var known: KnownState?
+    /// The state row a read outside a write saw last (its generation and MAC).
+    var lastRead: (generation: Int64, mac: [UInt8])?
+    /// The SQLSTATE of the last statement that failed (``exec(_:_:)``).
+    private(set) var lastSQLState: String?
+
+    /// The state row this session committed last, authenticated by construction, with
+    /// the commitment it seals and the key epoch it was written under.
+    struct KnownState {
+        var stored: StoredRowSetState
+        var commitment: RowSetCommitment
+        var epoch: Int64
+    }
 
     /// The error a statement that saw another key epoch throws; the call then
     /// reloads the keys and runs again (it is only seen when that keeps happening).
@@ -273,6 +289,7 @@ package final class PostgreSQLSession: @unchecked Sendable {
         _ = try exec(sql.begin)
         let result: R
         let committed: HighWaterMark
+        let written: StoredRowSetState
         var unconfirmed = false
         do throws(SecItemError) {
             let r = try exec(sql.lockState)
@@ -301,12 +318,15 @@ package final class PostgreSQLSession: @unchecked Sendable {
             _ = try exec(sql.commit)
             unconfirmed = (pq?.warnings ?? 0) != warnings
             committed = HighWaterMark(state, storeID: header.storeID)
+            written = state
         } catch {
             (header, kek, codec) = saved
+            known = nil
             if let pq, (try? pq.run("ROLLBACK", timeout: Self.bound(configuration))) == nil { self.pq = nil }
             throw error
         }
         if unconfirmed {
+            known = nil
             // Committed on this server, so this session's keys stay as the write left
             // them; but not this host's mark (a failover may lose it), and not a success.
             throw SecItemError(
@@ -316,6 +336,7 @@ package final class PostgreSQLSession: @unchecked Sendable {
         }
         // Committed (and confirmed): only now may it become this host's mark.
         rollback.committed(committed)
+        known = KnownState(stored: written, commitment: commitment, epoch: header.epoch)
         return result
     }
 
@@ -366,9 +387,11 @@ package final class PostgreSQLSession: @unchecked Sendable {
     /// connection is dropped, so the next call reconnects).
     package func exec(_ statement: String, _ values: [PQValue] = []) throws(SecItemError) -> PQResult {
         guard let pq else { throw SecItemError(errSecNotAvailable, "the PostgreSQL server is not available") }
+        lastSQLState = nil
         do {
             return try pq.execute(statement, values, timeout: Self.bound(configuration))
         } catch {
+            lastSQLState = error.sqlState
             throw mapped(error)
         }
     }

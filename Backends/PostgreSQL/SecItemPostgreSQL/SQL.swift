@@ -160,6 +160,48 @@ package struct SQL {
 
     var delete: String { "DELETE FROM \(q).items WHERE seq = ANY($1::bigint[])" }
 
+    /// A write in one statement (one round trip, one commit, in autocommit): the state
+    /// row moves from the state the session knows (`generation`, `mac` and `epoch`: the
+    /// last three of the seven parameters after `change`'s `n`) to the new commitment
+    /// (the first four), and `change`, a statement on the items that joins the moved
+    /// state row `s`, runs only when it did (``PostgreSQLSession/writeInOneStatement(_:_:next:rows:what:)``).
+    /// When another write came first, the epoch changed, or ``mayBeAltered`` flags the
+    /// tables, nothing happens (column 0 is 0) and the caller runs a write transaction.
+    /// Column 1 is the rows `change` touched; the last expression fails the whole
+    /// statement (division by zero) unless that is `expected` when the state moved, so
+    /// the state never moves without its rows.
+    private func inOneStatement(_ change: String, after n: Int, expected: String) -> String {
+        let p = (1...7).map { "$\(n + $0)" }
+        return "WITH s AS (UPDATE \(q).state SET generation = \(p[0])::bigint, count = \(p[1])::bigint, "
+            + "cells = \(p[2])::bytea, mac = \(p[3])::bytea WHERE id = 1 AND generation = \(p[4])::bigint "
+            + "AND mac = \(p[5])::bytea AND epoch = \(p[6])::bigint AND NOT \(mayBeAltered)::boolean RETURNING id), "
+            + "c AS (\(change) RETURNING 1) "
+            + "SELECT (SELECT count(*) FROM s), (SELECT count(*) FROM c), 1 / (CASE WHEN (SELECT count(*) FROM c) = "
+            + "\(expected) * (SELECT count(*) FROM s) THEN 1 ELSE 0 END)"
+    }
+
+    /// ``insert`` in one statement with the commitment (``inOneStatement(_:after:expected:)``).
+    var insertInOneStatement: String {
+        inOneStatement(
+            "INSERT INTO \(q).items(\(Self.writtenColumns.joined(separator: ", "))) SELECT \(Self.rowParameters.joined(separator: ", ")) FROM s",
+            after: Self.rowParameters.count, expected: "1")
+    }
+
+    /// ``rewrite`` in one statement with the commitment.
+    var rewriteInOneStatement: String {
+        let sets = zip(Self.writtenColumns, Self.rowParameters).map { "\($0) = \($1)" }
+        let seq = Self.rowParameters.count + 1
+        return inOneStatement(
+            "UPDATE \(q).items SET \(sets.joined(separator: ", ")) FROM s WHERE items.seq = $\(seq)::bigint",
+            after: seq, expected: "1")
+    }
+
+    /// ``delete`` in one statement with the commitment (`$2`: how many rows `$1` lists).
+    var deleteInOneStatement: String {
+        inOneStatement(
+            "DELETE FROM \(q).items USING s WHERE items.seq = ANY($1::bigint[])", after: 2, expected: "$2::bigint")
+    }
+
     /// Rows matching `conditions` after the key epoch (column 0) and the committed
     /// generation (column 1), and the commitment's MAC last (for the rollback check),
     /// in one statement (one snapshot); one row of NULLs after them when nothing matches.

@@ -112,6 +112,10 @@ final class SessionPool: @unchecked Sendable {
         lock.withLock { _ in idle.lazy.compactMap { $0.pq?.endpoint }.first } ?? "not connected"
     }
 
+    /// The round trips the idle sessions' current connections made (tests: call it
+    /// while no call runs).
+    var roundTrips: Int { lock.withLock { _ in idle.reduce(0) { $0 + ($1.pq?.roundTrips ?? 0) } } }
+
     /// How many sessions this pool has made (tests and diagnostics).
     var sessionsMade: Int { lock.withLock { _ in made } }
 }
