@@ -25,11 +25,17 @@ import Foundation
 /// their indexed HMACs, retries and reconnection.
 final class MinimalPostgreSQLStore: RawStore {
     private let conn: OpaquePointer
+    /// The HMAC and AES keys (a benchmark's throwaway keys), for connections sharing the store.
+    private var key: [UInt8]
     private let hmac: OpaquePointer
     private let gcm: OpaquePointer
     private let schema: String
+    /// Whether this connection made the schema (and drops it when released).
+    private let owns: Bool
 
-    init(schema: String) throws {
+    /// A store of its own on a new schema; or, with `sharing`, another connection to
+    /// that store's schema with the same keys (the scaling group's pool).
+    init(schema: String, sharing owner: MinimalPostgreSQLStore? = nil) throws {
         var error = [CChar](repeating: 0, count: 512)
         guard csecitem_libpq_load(&error, error.count) == 1 else {
             throw BenchmarkError("libpq: " + String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -42,16 +48,21 @@ final class MinimalPostgreSQLStore: RawStore {
         }
         conn = c
         csecitem_PQsetNoticeProcessor(c, { _, _ in }, nil)
-        var key = try randomBytes(64)
+        var key = try owner?.key ?? randomBytes(64)
         defer { wipeBytes(&key) }
         guard let h = csecitem_hmac_new(key, 32), let g = csecitem_gcm_new(Array(key[32..<64]), 32) else {
             throw BenchmarkError("crypto contexts")
         }
         (hmac, gcm) = (h, g)
-        self.schema = schema
-        try simple(
-            "CREATE SCHEMA \(schema); CREATE TABLE \(schema).items(pk bytea PRIMARY KEY, label bytea NOT NULL, ct bytea NOT NULL); "
-                + "CREATE INDEX ON \(schema).items(label)")
+        self.key = key
+        self.schema = owner?.schema ?? schema
+        owns = owner == nil
+        if owns {
+            try simple(
+                "CREATE SCHEMA \(schema); CREATE TABLE \(schema).items(pk bytea PRIMARY KEY, label bytea NOT NULL, ct bytea NOT NULL); "
+                    + "CREATE INDEX ON \(schema).items(label)")
+        }
+        let schema = self.schema
         try prepare("lookup", "SELECT ct FROM \(schema).items WHERE pk = $1", 1)
         try prepare("insert", "INSERT INTO \(schema).items(pk, label, ct) VALUES ($1, $2, $3)", 3)
         try prepare("update", "UPDATE \(schema).items SET ct = $2 WHERE pk = $1", 2)
@@ -60,7 +71,8 @@ final class MinimalPostgreSQLStore: RawStore {
     }
 
     deinit {
-        try? simple("DROP SCHEMA \(schema) CASCADE")
+        if owns { try? simple("DROP SCHEMA \(schema) CASCADE") }
+        wipeBytes(&key)
         csecitem_PQfinish(conn)
         csecitem_hmac_free(hmac)
         csecitem_gcm_free(gcm)

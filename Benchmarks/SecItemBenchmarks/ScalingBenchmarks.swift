@@ -10,7 +10,7 @@ import Synchronization
 
 /// Lookups from many threads on one store (issue 24): 1, 2, 4, 8 and 32 threads each
 /// doing `SecItemCopyMatching` hits on a store of 1,000 items for a fixed time, on
-/// memory, file and (under `scripts/with-postgresql`) PostgreSQL. Reported as
+/// memory and file (PostgreSQL: ``PostgreSQLScaling``). Reported as
 /// lookups per second and the ratio to one thread, all measured in the same rounds
 /// (every thread count once per round, rounds alternating, median of the rounds).
 /// Then the same readers with one more thread adding items without pause: the
@@ -47,7 +47,7 @@ enum ScalingBenchmarks {
         let env = ProcessInfo.processInfo.environment
         let window = env["SECITEM_BENCH_SCALING_SECONDS"].flatMap(Double.init) ?? (options.quick ? 0.15 : 0.3)
         let rounds = env["SECITEM_BENCH_SCALING_ROUNDS"].flatMap(Int.init) ?? (options.quick ? 3 : 5)
-        var stores: [(String, () throws -> (SecItemClient, () -> Void))] = [
+        let stores: [(String, () throws -> (SecItemClient, () -> Void))] = [
             ("memory", { (try populated(MemoryBackend()), {}) }),
             ("file", {
                 let dir = try makeTemporaryDirectory()
@@ -61,19 +61,7 @@ enum ScalingBenchmarks {
                 })
             }),
         ]
-        if !(env["PGHOST"] ?? "").isEmpty || !(env["SECITEM_POSTGRESQL_URL"] ?? "").isEmpty {
-            stores.append(("postgresql", {
-                let tag = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
-                let configuration = PostgreSQLBackend.Configuration(
-                    keySource: .rawKey(Data(try randomBytes(32))), schema: "bench_scale_\(tag)")
-                try DirectPostgreSQLKeychain(configuration: configuration, service: Workload.service, accessGroup: "bench")
-                    .fill(1_000) { i in (Workload.account(i), Workload.label(i, items: 1_000), bytes(Workload.data(i))) }
-                let backend = try PostgreSQLBackend(configuration: configuration)
-                return (SecItemClient(backend: backend, accessGroups: AccessGroups(["bench"])), { backend.close() })
-            }))
-        } else {
-            print("scaling/postgresql: skipped: no server named (PGHOST or SECITEM_POSTGRESQL_URL); run under scripts/with-postgresql")
-        }
+        // PostgreSQL: PostgreSQLScaling (its pool size as configured, the minimal store beside it).
         let maxThreads = (threadCounts + writerReaderCounts).max() ?? 1
         let minimals: [String: () throws -> (Subject, () -> Void)] = [
             "memory": { (Subject(ScalingBaselines.MemoryStore(items: 1_000)), {}) },
