@@ -187,8 +187,10 @@ enum FileVerbs {
             $XDG_STATE_HOME/secitem/high-water), and refuses a store put back from an older copy with status
             -26275 (errSecDecode) and a message saying what it saw and what it expected. After a deliberate
             restore, run this on every host that refuses it: the store's current commitment becomes the
-            host's mark. Prints the mark before and after; logs a line (time, user, store, both marks,
-            --reason) to stderr and to accepted.log in the state directory. Changes nothing in the store.
+            host's mark. Where the store's key source keeps its own copy of the mark (a TPM NV counter for
+            the tpm2 key source, an item in the login keyring for secret-service), that copy is reset too.
+            Prints the mark before and after; logs a line (time, user, store, both marks, --reason) to
+            stderr and to accepted.log in the state directory. Changes nothing in the store.
             """,
         options: [
             OptionSpec("reason", long: "reason", valueName: "text", help: "Why, for the log (no secrets)."),
