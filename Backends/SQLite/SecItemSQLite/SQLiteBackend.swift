@@ -297,33 +297,61 @@ public final class SQLiteBackend: SecItemBackend {
 /// A process killed by a signal runs no handler: SQLite's recovery on the next
 /// open, and the next checkpoint, deal with its WAL.
 enum OpenBackends {
-    private struct Entry: Sendable {
-        weak var backend: SQLiteBackend?
-    }
-
-    // An array, not a dictionary by ObjectIdentifier: a process opens one or two stores, and a
-    // dictionary's first use costs the runtime a conformance scan at every command's start.
-    private static let open = Mutex<[Entry]>([])
+    private static let open = OpenObjects<SQLiteBackend>()
     private static let handler: Void = { atexit { OpenBackends.closeAll() } }()
 
     static func register(_ backend: SQLiteBackend) {
         _ = handler
-        open.withLock { entries in
-            entries.removeAll { $0.backend == nil || $0.backend === backend }
-            entries.append(Entry(backend: backend))
-        }
+        open.register(backend)
     }
 
-    static func unregister(_ backend: SQLiteBackend) {
-        open.withLock { entries in entries.removeAll { $0.backend == nil || $0.backend === backend } }
-    }
+    static func unregister(_ backend: SQLiteBackend) { open.unregister(ObjectIdentifier(backend)) }
 
     /// Closes every backend still open (at exit).
     static func closeAll() {
-        let backends = open.withLock { entries -> [SQLiteBackend] in
-            defer { entries.removeAll() }
-            return entries.compactMap(\.backend)
-        }
-        for backend in backends { backend.close() }
+        for backend in open.removeAll() { backend.close() }
     }
+}
+
+/// Objects registered while they live, held weakly: each unregisters in its `deinit`.
+///
+/// No strong reference to a registered object is ever made or dropped while the lock
+/// is held. Loading a weak reference makes one, and if another thread drops the
+/// object's last other reference meanwhile, releasing it runs the object's `deinit`,
+/// whose `unregister` would take the same lock on the same thread: Swift's `Mutex`
+/// stops the process there ("Recursive call to lock Mutex"; CI's ASan step met it when
+/// tests opened and dropped file backends on many threads). So entries are found by
+/// identity, and weak references are loaded only after the lock is released.
+package final class OpenObjects<Object: AnyObject & Sendable>: Sendable {
+    private struct Entry: Sendable {
+        let id: ObjectIdentifier
+        weak var object: Object?
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    package init() {}
+
+    /// Adds `object`; it calls ``unregister(_:)`` with its identity in its `deinit`.
+    package func register(_ object: Object) {
+        let entry = Entry(id: ObjectIdentifier(object), object: object)
+        entries.withLock { $0.append(entry) }
+    }
+
+    /// Removes the object with this identity (from its `deinit`: no reference to it is loaded).
+    package func unregister(_ id: ObjectIdentifier) {
+        entries.withLock { entries in entries.removeAll { $0.id == id } }
+    }
+
+    /// Every object still alive, strongly held by the caller; the registry is left empty.
+    package func removeAll() -> [Object] {
+        let taken = entries.withLock { entries in
+            defer { entries.removeAll() }
+            return entries
+        }
+        return taken.compactMap(\.object)
+    }
+
+    /// How many objects are registered (tests).
+    package var count: Int { entries.withLock { $0.count } }
 }
