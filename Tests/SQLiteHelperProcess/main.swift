@@ -394,17 +394,34 @@ func dieAtMark(db: String, keyFile: String, account: String, stateDirectory: Str
     if tcti == "secret-service" { dieAtKeyringMark(db: db, account: account, stateDirectory: stateDirectory, when: when) }
     let inner: any RollbackWitness =
         tcti.map { TPM2CounterWitness(tcti: $0, directory: stateDirectory) } ?? StateDirectoryWitness(directory: stateDirectory)
+    let source: SQLiteBackend.KeySource
     do {
-        let source: SQLiteBackend.KeySource = try tcti.map { (t) throws(SecItemError) in try .tpm2(tcti: t) } ?? .keyFile(keyFile)
-        // The generation the parent left: armed above it (opening records nothing newer).
-        let probe = try SQLiteBackend(
-            configuration: .init(path: db, keySource: source, rollbackCheck: .enforce, rollbackWitness: inner))
+        source = try tcti.map { (t) throws(SecItemError) in try .tpm2(tcti: t) } ?? .keyFile(keyFile)
+    } catch {
+        fail("die-at-mark: \(error)")
+    }
+    addDyingAtMark(account: account) { (witness) throws(SecItemError) in
+        try SQLiteBackend(
+            configuration: .init(path: db, keySource: source, rollbackCheck: .enforce, rollbackWitness: witness ?? inner))
+    } dying: { inner, generation in
+        DyingWitness(inner: inner, when: when, armedAbove: generation)
+    }
+}
+
+/// Opens the store with `open(nil)` (its own witness) to read the generation the parent
+/// left, then again with the witness `dying` wraps around that one, armed above that
+/// generation (opening records nothing newer), and adds an item: the witness ends the
+/// process at its moment.
+func addDyingAtMark(
+    account: String, open: ((any RollbackWitness)?) throws(SecItemError) -> SQLiteBackend,
+    dying: (any RollbackWitness, Int64) -> DyingWitness
+) -> Never {
+    do {
+        let probe = try open(nil)
+        guard let inner = probe.rollbackWitness else { fail("die-at-mark: no witness") }
         let generation = try probe.verify().commitment.split(separator: ":").first.flatMap { Int64($0) } ?? 0
         probe.close()
-        let backend = try SQLiteBackend(
-            configuration: .init(
-                path: db, keySource: source, rollbackCheck: .enforce,
-                rollbackWitness: DyingWitness(inner: inner, when: when, armedAbove: generation)))
+        let backend = try open(dying(inner, generation))
         let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
         var item = Query.genericPassword("reopen", account)
         item["v_Data"] = Data("value-\(account)".utf8)
@@ -458,24 +475,13 @@ func keyringMark(db: String) -> Never {
 func dieAtKeyringMark(db: String, account: String, stateDirectory: String, when: String) -> Never {
     guard stateDirectory.hasSuffix("/secitem/high-water") else { fail("the state directory must be <home>/secitem/high-water") }
     let home = String(stateDirectory.dropLast("/secitem/high-water".count))
-    do {
-        let probe = try keyringBackend(db, stateHome: home)
-        guard let inner = probe.rollbackWitness else { fail("die-at-mark: no witness") }
-        let generation = try probe.verify().commitment.split(separator: ":").first.flatMap { Int64($0) } ?? 0
-        probe.close()
-        let backend = try keyringBackend(
-            db, stateHome: home,
-            witness: DyingWitness(
-                inner: inner, when: when, armedAbove: generation,
-                stateDirectoryBeside: StateDirectoryWitness(directory: stateDirectory)))
-        let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
-        var item = Query.genericPassword("reopen", account)
-        item["v_Data"] = Data("value-\(account)".utf8)
-        try client.addItem(item)
-    } catch {
-        fail("die-at-mark: \(error)")
+    addDyingAtMark(account: account) { (witness) throws(SecItemError) in
+        try keyringBackend(db, stateHome: home, witness: witness)
+    } dying: { inner, generation in
+        DyingWitness(
+            inner: inner, when: when, armedAbove: generation,
+            stateDirectoryBeside: StateDirectoryWitness(directory: stateDirectory))
     }
-    fail("die-at-mark: the backend never recorded the new state")
 }
 
 /// Stays open while the test locks or stops the keyring.
