@@ -55,21 +55,10 @@ final class RawFileKeychain: RawStore {
         try exec("PRAGMA application_id=1397048649")
         try exec(SQLiteBackend.schemaSQL)
         try exec("INSERT INTO meta VALUES ('epoch', 1)")
-        var keys = [UInt8](repeating: 0, count: 64)
-        guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
+        var keys = try BaselineConnection.randomKeys()
         defer { csecitem_cleanse(&keys, 64) }
-        guard let h = csecitem_hmac_new(keys, 32), let g = csecitem_gcm_new(Array(keys[32..<64]), 32) else {
-            throw BenchmarkError("libcrypto contexts")
-        }
-        hmac = h
-        gcm = g
-        func prepare(_ sql: String) throws -> OpaquePointer {
-            var stmt: OpaquePointer?
-            guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
-                let stmt
-            else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle))) preparing \(sql)") }
-            return stmt
-        }
+        (hmac, gcm) = try BaselineConnection.contexts(keys: keys)
+        func prepare(_ sql: String) throws -> OpaquePointer { try BaselineConnection.prepare(handle, sql) }
         beginImmediate = try prepare("BEGIN IMMEDIATE")
         commit = try prepare("COMMIT")
         selectByPK = try prepare("SELECT \(Self.columns) FROM sealed_items WHERE pk = ?")
@@ -97,6 +86,9 @@ final class RawFileKeychain: RawStore {
         sqlite3_close_v2(db)
         csecitem_hmac_free(hmac)
         csecitem_gcm_free(gcm)
+        floorMessage.deallocate()
+        floorAAD.deallocate()
+        floorKnown.deallocate()
     }
 
     // MARK: Operations
@@ -188,6 +180,150 @@ final class RawFileKeychain: RawStore {
         sqlite3_reset(s)
         guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
         return out
+    }
+
+    // MARK: The floor of a lookup returning the data alone
+
+    /// `SELECT` of the backend's data-alone lookup: the key's class, access group and
+    /// sync state compared inside it, the other columns the box binds returned.
+    private lazy var selectData: OpaquePointer? = {
+        let stmt = try? BaselineConnection.prepare(
+            db!, "SELECT seq, uuid, class = ?2 AND h_agrp = ?3 AND h_sync = ?4, h_svce, h_acct, h_srvr, h_labl, version, ct "
+                + "FROM sealed_items WHERE pk = ?1")
+        if let stmt { statements.append(stmt) }
+        return stmt
+    }()
+    /// The primary-key HMAC's message (its fixed start, then the key's bytes), the
+    /// associated data, the known columns (pk, access group, sync state): reused buffers.
+    private let floorMessage = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
+    private let floorAAD = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
+    private let floorKnown = UnsafeMutablePointer<UInt8>.allocate(capacity: 96)
+    private lazy var floorKnownReady: Bool = {
+        guard groupMAC.count == 32, syncMAC.count == 32 else { return false }
+        floorKnown.advanced(by: 32).update(from: groupMAC, count: 32)
+        floorKnown.advanced(by: 64).update(from: syncMAC, count: 32)
+        return true
+    }()
+    private static let floorKeyPrefix = [0x76, 0x32, 0, 0] + Array("primary-key".utf8) + [0] + Array("genpacct".utf8)
+    private static let floorKeySuffix = Array(RawFileKeychain.primaryKeyBytes(account: "").dropFirst(13))
+
+    /// The backend's lookup returning the data alone (its `dataByPrimaryKey`), and nothing
+    /// else: the irreducible work of this format per lookup, measured against the minimal
+    /// design's (`--filter profile/file --op floor`). One HMAC of the key's bytes written in
+    /// a reused buffer; the SELECT above (pk, access group and sync HMACs bound in place);
+    /// the associated data written in a reused buffer from the known columns and the
+    /// returned ones; one GCM open; the walk over the plaintext's entries to the data, each
+    /// entry's lengths and tag checked and the protection class (`pdmn`) found, as the
+    /// access check needs it; the data copied out as the `Data` an app gets; the data
+    /// version read afterwards (another process may have committed). A miss: the HMAC, the
+    /// SELECT and the data version. Returns the data's length, -1 for a miss.
+    func lookupData(account: String) throws -> Int {
+        guard let stmt = selectData, floorKnownReady else { throw BenchmarkError("the floor's statement") }
+        // The key: the HMAC's fixed start, "genp" "acct" length 0x62 account, the fixed rest.
+        var n = 0
+        func put(_ bytes: UnsafeRawBufferPointer) {
+            UnsafeMutableRawPointer(floorMessage + n).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            n += bytes.count
+        }
+        Self.floorKeyPrefix.withUnsafeBytes(put)
+        let length = UInt32(account.utf8.count + 1)
+        for shift in [24, 16, 8, 0] as [UInt32] {
+            floorMessage[n] = UInt8(truncatingIfNeeded: length >> shift)
+            n += 1
+        }
+        floorMessage[n] = 0x62
+        n += 1
+        var account = account
+        account.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+        Self.floorKeySuffix.withUnsafeBytes(put)
+        guard csecitem_hmac_run(hmac, floorMessage, n, nil, 0, floorKnown) == 0 else { throw BenchmarkError("HMAC") }
+        defer { sqlite3_reset(stmt) }
+        sqlite3_bind_blob(stmt, 1, floorKnown, 32, nil)
+        sqlite3_bind_text(stmt, 2, "genp", 4, csecitem_sqlite_transient())
+        sqlite3_bind_blob(stmt, 3, floorKnown + 32, 32, nil)
+        sqlite3_bind_blob(stmt, 4, floorKnown + 64, 32, nil)
+        guard try stepRow(stmt) else {
+            guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
+            return -1
+        }
+        let version = sqlite3_column_int64(stmt, 7)
+        guard sqlite3_column_int64(stmt, 2) == 1, version <= generation,
+            let uuid = sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1) == 16,
+            let box = sqlite3_column_blob(stmt, 8)
+        else { throw BenchmarkError("a damaged row") }
+        let boxLength = Int(sqlite3_column_bytes(stmt, 8))
+        guard boxLength >= 28 else { throw BenchmarkError("a damaged row") }
+        // The associated data: prefix, format, uuid, class, pk, each HMAC column, version.
+        var a = 0
+        func aad(_ pointer: UnsafeRawPointer, _ count: Int) {
+            UnsafeMutableRawPointer(floorAAD + a).copyMemory(from: pointer, byteCount: count)
+            a += count
+        }
+        func aad(_ byte: UInt8) {
+            floorAAD[a] = byte
+            a += 1
+        }
+        RowCodec.associatedDataPrefix.withUnsafeBytes { aad($0.baseAddress!, $0.count) }
+        aad(2)
+        aad(uuid, 16)
+        aad(4)
+        aad("genp", 4)
+        aad(floorKnown, 32)
+        for column in Int32(3)...6 {
+            if let bytes = sqlite3_column_blob(stmt, column) {
+                let count = Int(sqlite3_column_bytes(stmt, column))
+                aad(1)
+                aad(UInt8(truncatingIfNeeded: count))
+                aad(bytes, count)
+            } else {
+                aad(0)
+            }
+        }
+        for known in [floorKnown + 32, floorKnown + 64] {
+            aad(1)
+            aad(32)
+            aad(known, 32)
+        }
+        for shift in stride(from: 56, through: 0, by: -8) { aad(UInt8(truncatingIfNeeded: UInt64(bitPattern: version) >> UInt64(shift))) }
+        let count = boxLength - 28
+        if plain.count < count { plain = [UInt8](repeating: 0, count: count) }
+        let c = box.assumingMemoryBound(to: UInt8.self)
+        let data: Data? = plain.withUnsafeMutableBufferPointer { out in
+            let p = out.baseAddress!
+            defer { csecitem_cleanse(p, count) }
+            guard csecitem_gcm_open(gcm, c, floorAAD, a, c + 12, count, c + 12 + count, p) == 0 else { return nil }
+            return Self.walkToData(p, count)
+        }
+        guard let data else { throw BenchmarkError("a damaged row") }
+        guard try readDataVersion() == knownDataVersion else { throw BenchmarkError("another process wrote") }
+        return data.count
+    }
+
+    /// The data at the end of a plaintext, each entry before it checked (lengths within
+    /// the bytes, a known tag) and the protection class (`pdmn`) found; `nil` when malformed.
+    private static func walkToData(_ p: UnsafeMutablePointer<UInt8>, _ n: Int) -> Data? {
+        func u32(_ at: Int) -> Int { Int(p[at]) << 24 | Int(p[at + 1]) << 16 | Int(p[at + 2]) << 8 | Int(p[at + 3]) }
+        guard n >= 5, p[0] == 1 else { return nil }
+        var remaining = u32(1)
+        var i = 5
+        var protection = -1
+        while remaining > 0 {
+            remaining -= 1
+            guard n - i >= 4 else { return nil }
+            let nameLength = u32(i)
+            guard nameLength <= n - i - 9 else { return nil }
+            let tag = i + 4 + nameLength
+            let valueLength = u32(tag + 1)
+            guard p[tag] == 0x73 || p[tag] == 0x62 || p[tag] == 0x6E || p[tag] == 0x64, valueLength <= n - tag - 5 else {
+                return nil
+            }
+            if nameLength == 4 && u32(i + 4) == 0x7064_6D6E { protection = tag }  // pdmn
+            i = tag + 5 + valueLength
+        }
+        guard protection > 0, n - i >= 5, p[i] == 1 else { return nil }
+        let length = u32(i + 1)
+        guard length == n - i - 5 else { return nil }
+        return Data(bytes: p + i + 5, count: length)
     }
 
     // MARK: Pieces
@@ -528,31 +664,12 @@ final class MinimalFileKeychain: RawStore {
     private var pk = [UInt8](repeating: 0, count: 32)
 
     init(path: String) throws {
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-            == SQLITE_OK, let handle
-        else { throw BenchmarkError("cannot create \(path)") }
+        let handle = try BaselineConnection.openMinimal(path: path, create: true)
         db = handle
-        sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nil, nil, nil)
-        sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil)
-        guard sqlite3_exec(handle, "CREATE TABLE items(id INTEGER PRIMARY KEY, pk BLOB NOT NULL UNIQUE, box BLOB NOT NULL)",
-                           nil, nil, nil) == SQLITE_OK
-        else { throw BenchmarkError("minimal schema") }
-        var keys = [UInt8](repeating: 0, count: 64)
-        guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
+        var keys = try BaselineConnection.randomKeys()
         defer { csecitem_cleanse(&keys, 64) }
-        guard let h = csecitem_hmac_new(keys, 32), let g = csecitem_gcm_new(Array(keys[32..<64]), 32) else {
-            throw BenchmarkError("libcrypto contexts")
-        }
-        hmac = h
-        gcm = g
-        func prepare(_ sql: String) throws -> OpaquePointer {
-            var stmt: OpaquePointer?
-            guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
-                let stmt
-            else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle)))") }
-            return stmt
-        }
+        (hmac, gcm) = try BaselineConnection.contexts(keys: keys)
+        func prepare(_ sql: String) throws -> OpaquePointer { try BaselineConnection.prepare(handle, sql) }
         select = try prepare("SELECT box FROM items WHERE pk = ?")
         insert = try prepare("INSERT INTO items(pk, box) VALUES (?, ?)")
         update = try prepare("UPDATE items SET box = ? WHERE pk = ?")
@@ -597,18 +714,7 @@ final class MinimalFileKeychain: RawStore {
     }
 
     private func seal(_ account: String, _ label: String, _ data: [UInt8]) throws -> [UInt8] {
-        let now = Date.timeIntervalSinceReferenceDate
-        var p = RawFileKeychain.plaintext(account: account, label: label, created: now, modified: now, data: data)
-        defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
-        var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
-        let n = p.count
-        let rc = box.withUnsafeMutableBufferPointer { b in
-            let base = b.baseAddress!
-            guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
-            return csecitem_gcm_seal(gcm, base, pk, 32, p, n, base + 12, base + 12 + n)
-        }
-        guard rc == 0 else { throw BenchmarkError("seal") }
-        return box
+        try BaselineConnection.sealMinimal(gcm, pk: pk, account: account, label: label, data: data)
     }
 
     private func run(_ stmt: OpaquePointer) throws {
@@ -662,6 +768,82 @@ final class MinimalFileKeychain: RawStore {
 
     /// Not part of the minimal design (it has no label index).
     func count(label: String) throws -> Int { -1 }
+}
+
+/// The set-up every C-level baseline shares: the minimal design's file (one table,
+/// WAL, `synchronous=FULL`), the reused HMAC and AES-256-GCM contexts, persistent
+/// prepared statements. Used by ``MinimalFileKeychain``, ``RawFileKeychain`` and the
+/// scaling group's minimal connections (``ScalingBaselines``).
+enum BaselineConnection {
+    /// 64 random bytes: the HMAC key, then the AES key (wipe them after ``contexts(keys:)``).
+    static func randomKeys() throws -> [UInt8] {
+        var keys = [UInt8](repeating: 0, count: 64)
+        guard csecitem_random_bytes(&keys, 64) == 0 else { throw BenchmarkError("RAND_bytes failed") }
+        return keys
+    }
+
+    /// The HMAC-SHA256 and AES-256-GCM contexts from `keys` (HMAC key, then AES key); wipes a copy it made.
+    static func contexts(keys: [UInt8]) throws -> (hmac: OpaquePointer, gcm: OpaquePointer) {
+        var aesKey = Array(keys[32..<64])
+        defer { csecitem_cleanse(&aesKey, 32) }
+        guard let hmac = csecitem_hmac_new(keys, 32) else { throw BenchmarkError("libcrypto contexts") }
+        guard let gcm = csecitem_gcm_new(aesKey, 32) else {
+            csecitem_hmac_free(hmac)
+            throw BenchmarkError("libcrypto contexts")
+        }
+        return (hmac, gcm)
+    }
+
+    /// Opens `path` as the minimal design's file (with `create`: creates it and its one table).
+    static func openMinimal(path: String, create: Bool) throws -> OpaquePointer {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
+        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+            sqlite3_close_v2(handle)
+            throw BenchmarkError("cannot open \(path)")
+        }
+        sqlite3_busy_timeout(handle, 30_000)
+        sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nil, nil, nil)
+        sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil)
+        if create {
+            guard sqlite3_exec(
+                handle, "CREATE TABLE items(id INTEGER PRIMARY KEY, pk BLOB NOT NULL UNIQUE, box BLOB NOT NULL)", nil, nil, nil)
+                == SQLITE_OK
+            else {
+                sqlite3_close_v2(handle)
+                throw BenchmarkError("minimal schema")
+            }
+        }
+        return handle
+    }
+
+    /// The minimal design's box of an item, sealed now: nonce ‖ AES-256-GCM of the
+    /// format's plaintext with the key's HMAC (`pk`, 32 bytes) as associated data ‖ tag.
+    static func sealMinimal(_ gcm: OpaquePointer, pk: [UInt8], account: String, label: String, data: [UInt8]) throws
+        -> [UInt8]
+    {
+        let now = Date.timeIntervalSinceReferenceDate
+        var p = RawFileKeychain.plaintext(account: account, label: label, created: now, modified: now, data: data)
+        defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
+        var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
+        let n = p.count
+        let rc = box.withUnsafeMutableBufferPointer { b in
+            let base = b.baseAddress!
+            guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
+            return csecitem_gcm_seal(gcm, base, pk, 32, p, n, base + 12, base + 12 + n)
+        }
+        guard rc == 0 else { throw BenchmarkError("seal") }
+        return box
+    }
+
+    /// A statement prepared once for the connection's life (`SQLITE_PREPARE_PERSISTENT`).
+    static func prepare(_ db: OpaquePointer, _ sql: String) throws -> OpaquePointer {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK, let stmt else {
+            throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(db))) preparing \(sql)")
+        }
+        return stmt
+    }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {

@@ -9,6 +9,9 @@ import SecItemSQLite
 /// beside it; `SECITEM_BENCH_PROFILE_SECONDS` (default 5) of hits, then of misses, on
 /// the backend and then on the minimal design, each printed as lookups per second.
 /// `--op hit` or `--op miss` runs one kind only; `--op minimal` or `--op secitem` one side.
+/// `--op floor`: the floor of this format, ``RawFileKeychain/lookupData(account:)`` (the
+/// backend's data-alone lookup at C level), on a store of its own; `floor+dict` the same
+/// with the app's query dictionary built per lookup, as the SecItem loop's closure builds it.
 enum ProfileBenchmarks {
     static func group(_ options: Options, _ results: inout [Measurement], _ extra: inout [[String: Any]]) {
         guard let filter = options.filter, filter == "profile/file" else { return }
@@ -35,6 +38,15 @@ enum ProfileBenchmarks {
                 try minimal.add(account: Workload.account(i), label: Workload.label(i, items: items), data: bytes(Workload.data(i)))
             }
         }
+        let raw = try RawFileKeychain(path: dir + "/raw.db")
+        try raw.bulk {
+            for i in 0..<items {
+                try raw.add(account: Workload.account(i), label: Workload.label(i, items: items),
+                            data: bytes(Workload.data(i)), joiningOpenTransaction: true)
+            }
+        }
+        guard try raw.lookupData(account: Workload.account(items - 1)) == 32, try raw.lookupData(account: "missing") == -1
+        else { throw BenchmarkError("the floor's store does not hold the workload's items") }
         // One call of each kind first: the first read after the bulk fill synchronises
         // (and checks the indexes against the rows), a one-off no loop should count.
         _ = try client.copyMatchingItems(Workload.lookupQuery(Workload.account(0)))
@@ -58,6 +70,11 @@ enum ProfileBenchmarks {
             (try client.copyMatchingItems(Workload.lookupQuery(Workload.account(workload.existing(k)))) as? Data)?.count ?? -1
         }
         try loop("hit minimal") { k in try minimal.lookup(account: Workload.account(workload.existing(k))) }
+        try loop("hit floor") { k in try raw.lookupData(account: Workload.account(workload.existing(k))) }
+        try loop("hit floor+dict") { k in
+            let query = Workload.lookupQuery(Workload.account(workload.existing(k)))
+            return try raw.lookupData(account: query[kSecAttrAccount as String] as! String)
+        }
         loop("miss secitem") { k in
             do {
                 _ = try client.copyMatchingItems(Workload.lookupQuery("missing-\(k)"))
@@ -67,5 +84,10 @@ enum ProfileBenchmarks {
             }
         }
         try loop("miss minimal") { k in try minimal.lookup(account: "missing-\(k)") }
+        try loop("miss floor") { k in try raw.lookupData(account: "missing-\(k)") }
+        try loop("miss floor+dict") { k in
+            let query = Workload.lookupQuery("missing-\(k)")
+            return try raw.lookupData(account: query[kSecAttrAccount as String] as! String)
+        }
     }
 }

@@ -68,33 +68,10 @@ enum ScalingBaselines {
 
         /// Opens (with `create`: creates, with the minimal design's one table) `path`.
         init(path: String, keys: [UInt8], create: Bool) throws {
-            var handle: OpaquePointer?
-            let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
-            guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
-                throw BenchmarkError("cannot open \(path)")
-            }
+            let handle = try BaselineConnection.openMinimal(path: path, create: create)
             db = handle
-            sqlite3_busy_timeout(handle, 30_000)
-            sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nil, nil, nil)
-            sqlite3_exec(handle, "PRAGMA synchronous=FULL", nil, nil, nil)
-            if create {
-                guard sqlite3_exec(
-                    handle, "CREATE TABLE items(id INTEGER PRIMARY KEY, pk BLOB NOT NULL UNIQUE, box BLOB NOT NULL)", nil, nil, nil)
-                    == SQLITE_OK
-                else { throw BenchmarkError("minimal schema") }
-            }
-            guard let h = csecitem_hmac_new(keys, 32), let g = csecitem_gcm_new(Array(keys[32..<64]), 32) else {
-                throw BenchmarkError("libcrypto contexts")
-            }
-            hmac = h
-            gcm = g
-            func prepare(_ sql: String) throws -> OpaquePointer {
-                var stmt: OpaquePointer?
-                guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil) == SQLITE_OK,
-                    let stmt
-                else { throw BenchmarkError("sqlite: \(String(cString: sqlite3_errmsg(handle)))") }
-                return stmt
-            }
+            (hmac, gcm) = try BaselineConnection.contexts(keys: keys)
+            func prepare(_ sql: String) throws -> OpaquePointer { try BaselineConnection.prepare(handle, sql) }
             select = try prepare("SELECT box FROM items WHERE pk = ?")
             insert = try prepare("INSERT INTO items(pk, box) VALUES (?, ?)")
         }
@@ -133,17 +110,7 @@ enum ScalingBaselines {
         /// One HMAC, one seal, one INSERT in its own durable transaction.
         func add(account: String, label: String, data: [UInt8]) throws {
             guard key(account) else { throw BenchmarkError("HMAC") }
-            let now = Date.timeIntervalSinceReferenceDate
-            var p = RawFileKeychain.plaintext(account: account, label: label, created: now, modified: now, data: data)
-            defer { p.withUnsafeMutableBytes { csecitem_cleanse($0.baseAddress, $0.count) } }
-            var box = [UInt8](repeating: 0, count: 12 + p.count + 16)
-            let n = p.count
-            let rc = box.withUnsafeMutableBufferPointer { b in
-                let base = b.baseAddress!
-                guard csecitem_random_bytes(base, 12) == 0 else { return Int32(-1) }
-                return csecitem_gcm_seal(gcm, base, pk, 32, p, n, base + 12, base + 12 + n)
-            }
-            guard rc == 0 else { throw BenchmarkError("seal") }
+            let box = try BaselineConnection.sealMinimal(gcm, pk: pk, account: account, label: label, data: data)
             pk.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 1, $0.baseAddress, 32, csecitem_sqlite_transient()) }
             box.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), csecitem_sqlite_transient()) }
             let step = sqlite3_step(insert)
