@@ -11,6 +11,22 @@ struct SearchStatements {
     var byPrimaryKey: Statement?
     /// The lookup returning data alone (``SQLiteConnection/dataByPrimaryKey(_:group:synchronizable:)``).
     var dataByPrimaryKey: Statement?
+    /// What that statement's parameters hold beside the key's HMAC, `nil` before they are bound.
+    var dataLookupBinding: DataLookupBinding?
+}
+
+/// The class, access group and sync state whose columns the data-by-primary-key statement
+/// is bound to, and the keys their HMACs were computed with (held, so that keys made later,
+/// after a rekey, are never mistaken for them).
+struct DataLookupBinding {
+    let keys: ItemKeys
+    let itemClass: ItemClass
+    let group: String
+    let synchronizable: Bool
+
+    func holds(_ keys: ItemKeys, _ itemClass: ItemClass, _ group: String, _ synchronizable: Bool) -> Bool {
+        self.keys === keys && self.itemClass == itemClass && self.synchronizable == synchronizable && self.group == group
+    }
 }
 
 /// Finding rows by a query: planned onto the HMAC columns, each candidate opened and
@@ -175,24 +191,15 @@ extension SQLiteConnection {
         throws(SecItemError) -> (seq: Int64, item: StoredItem)?
     {
         let stmt = try dataByPrimaryKeyStatement()
-        defer { stmt.reset() }
-        let known = knownKeyColumns
-        let base = known.baseAddress!
-        try codec.accessGroupMAC(itemClass, group).withUnsafeBufferPointer { base.advanced(by: 32).update(from: $0.baseAddress!, count: 32) }
-        try codec.syncMAC(itemClass, synchronizable).withUnsafeBufferPointer { base.advanced(by: 64).update(from: $0.baseAddress!, count: 32) }
-        let classText = itemClass.rawValue
-        var classLength = 0
-        for byte in classText.utf8.prefix(8) {
-            base[96 + classLength] = byte
-            classLength += 1
+        // Its parameters point into knownKeyColumns (bound in place, kept at reset): the
+        // key's HMAC there is this lookup's; the rest is bound again only when it changes.
+        defer { stmt.resetKeepingBindings() }
+        let raw = UnsafeRawBufferPointer(knownKeyColumns)
+        if !(searches.dataLookupBinding?.holds(codec.keys, itemClass, group, synchronizable) ?? false) {
+            try bindKnownColumns(stmt, itemClass, group: group, synchronizable: synchronizable)
         }
-        let raw = UnsafeRawBufferPointer(known)
-        stmt.bindStatic(1, UnsafeRawBufferPointer(rebasing: raw[0..<32]))
-        stmt.bindStaticText(2, UnsafeRawBufferPointer(rebasing: raw[96..<96 + classLength]))
-        stmt.bindStatic(3, UnsafeRawBufferPointer(rebasing: raw[32..<64]))
-        stmt.bindStatic(4, UnsafeRawBufferPointer(rebasing: raw[64..<96]))
         guard try stmt.step(during: "searching items") else { return nil }
-        let row = KnownKeyRow(stmt: stmt, itemClass: classText, known: raw)
+        let row = KnownKeyRow(stmt: stmt, itemClass: itemClass.rawValue, known: raw)
         guard stmt.int64(2) == 1,
             let (data, id, attributes) = try codec.decodeData(row, maxVersion: commitment.generation)
         else {
@@ -201,6 +208,31 @@ extension SQLiteConnection {
         }
         let item = StoredItem(itemClass: itemClass, id: id, attributes: attributes, data: data)
         return (stmt.int64(0), item)
+    }
+
+    /// Writes the access-group and sync HMACs and the class of `itemClass`, `group` and
+    /// `synchronizable` into ``knownKeyColumns`` after the key's HMAC, binds the
+    /// data-by-primary-key statement's four parameters to them in place, and records what
+    /// they hold (``SearchStatements/dataLookupBinding``).
+    private func bindKnownColumns(_ stmt: Statement, _ itemClass: ItemClass, group: String, synchronizable: Bool)
+        throws(SecItemError)
+    {
+        searches.dataLookupBinding = nil
+        let base = knownKeyColumns.baseAddress!
+        try codec.accessGroupMAC(itemClass, group).withUnsafeBufferPointer { base.advanced(by: 32).update(from: $0.baseAddress!, count: 32) }
+        try codec.syncMAC(itemClass, synchronizable).withUnsafeBufferPointer { base.advanced(by: 64).update(from: $0.baseAddress!, count: 32) }
+        var classLength = 0
+        for byte in itemClass.rawValue.utf8.prefix(8) {
+            base[96 + classLength] = byte
+            classLength += 1
+        }
+        let raw = UnsafeRawBufferPointer(knownKeyColumns)
+        stmt.bindStatic(1, UnsafeRawBufferPointer(rebasing: raw[0..<32]))
+        stmt.bindStaticText(2, UnsafeRawBufferPointer(rebasing: raw[96..<96 + classLength]))
+        stmt.bindStatic(3, UnsafeRawBufferPointer(rebasing: raw[32..<64]))
+        stmt.bindStatic(4, UnsafeRawBufferPointer(rebasing: raw[64..<96]))
+        searches.dataLookupBinding = DataLookupBinding(
+            keys: codec.keys, itemClass: itemClass, group: group, synchronizable: synchronizable)
     }
 
     private func dataByPrimaryKeyStatement() throws(SecItemError) -> Statement {

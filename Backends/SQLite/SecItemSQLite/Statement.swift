@@ -20,6 +20,12 @@ final class Statement {
         sqlite3_clear_bindings(stmt)
     }
 
+    /// Resets the statement (releasing its read snapshot) and keeps its bindings:
+    /// for a statement whose every parameter is bound again before each step.
+    func resetKeepingBindings() {
+        sqlite3_reset(stmt)
+    }
+
     func bind(_ index: Int32, _ bytes: [UInt8]?) {
         guard let bytes else {
             sqlite3_bind_null(stmt, index)
@@ -86,12 +92,16 @@ final class Statement {
 
     /// The column's bytes in place, `nil` for NULL. Valid until the statement
     /// steps, resets or is read as another type.
+    ///
+    /// The type is asked only when SQLite gives no pointer (NULL, or an empty blob):
+    /// a lookup reads eight blob columns, and each `sqlite3_column_type` is a call.
     func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
+        if let pointer = sqlite3_column_blob(stmt, column) {
+            let count = Int(sqlite3_column_bytes(stmt, column))
+            return UnsafeRawBufferPointer(start: count > 0 ? pointer : nil, count: count)
+        }
         if sqlite3_column_type(stmt, column) == SQLITE_NULL { return nil }
-        let pointer = sqlite3_column_blob(stmt, column)
-        let count = Int(sqlite3_column_bytes(stmt, column))
-        guard let pointer, count > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: pointer, count: count)
+        return UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
     func text(_ column: Int32) -> String? {
