@@ -219,15 +219,15 @@ enum FileBenchmarks {
 /// milliseconds: on a shared disk the fsync cost drifts over seconds, and one
 /// long block each would compare two different moments. Every round leaves the
 /// store as it found it (what `add` adds, `delete` removes).
-func interleaved(_ workload: Workload, rounds: Int, backend: String, baselines: Baselines, second: Baselines? = nil)
-    throws -> [Measurement]
-{
+func interleaved(
+    _ workload: Workload, rounds: Int, backend: String, baselines: Baselines, second: Baselines? = nil, third: Baselines? = nil
+) throws -> [Measurement] {
     var round = workload
     round.samples = max(1, workload.samples / rounds)
     round.warmup = max(2, workload.warmup / rounds)
     var merged: [Measurement] = []
     for _ in 0..<rounds {
-        let measured = try round.run(backend: backend, baselines: baselines, second: second)
+        let measured = try round.run(backend: backend, baselines: baselines, second: second, third: third)
         if merged.isEmpty {
             merged = measured
         } else {

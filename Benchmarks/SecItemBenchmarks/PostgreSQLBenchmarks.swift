@@ -9,7 +9,9 @@ import SecItemSealedStore
 /// each on a schema of its own: ``DirectPostgreSQLKeychain`` (`libpq+codec`: the same
 /// statements and the same crypto on libpq directly, with no SecItem layer: what the
 /// layers cost) and ``MinimalPostgreSQLStore`` (`libpq-minimal`: one statement and the
-/// irreducible crypto per operation: what the design costs, issue 24's target).
+/// irreducible crypto per operation: what the design costs, issue 24's target), and
+/// `libpq-floor` (``MinimalPostgreSQLStore/Floor``: the minimal store plus the work our
+/// guarantees add, the floor where the target cannot be met).
 ///
 /// Runs when the `PG*` variables name a server (run the benchmark under
 /// `scripts/with-postgresql`, which starts a private one on a Unix socket);
@@ -64,7 +66,16 @@ enum PostgreSQLBenchmarks {
             throw BenchmarkError("the minimal baseline does not hold the workload's items")
         }
         let second = Baselines.direct("libpq-minimal", minimal, workload)
-        return try interleaved(workload, rounds: max(1, samples / 50), backend: "postgresql", baselines: baselines, second: second)
+        // The floor: the minimal store plus the work our guarantees add (MinimalPostgreSQLStore.Floor):
+        // where the minimal store is out of reach, how far ours is from what it must do.
+        let floor = try MinimalPostgreSQLStore(schema: "bench_floor_\(tag)", floor: true)
+        try floor.fill(items, make)
+        guard try floor.lookup(account: last) > 32, try floor.count(label: Workload.label(0, items: items)) == min(100, items) else {
+            throw BenchmarkError("the floor baseline does not hold the workload's items")
+        }
+        let third = Baselines.direct("libpq-floor", floor, workload)
+        return try interleaved(
+            workload, rounds: max(1, samples / 50), backend: "postgresql", baselines: baselines, second: second, third: third)
     }
 }
 

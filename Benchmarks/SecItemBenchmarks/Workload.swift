@@ -51,7 +51,7 @@ struct Workload {
     /// `second`: another baseline for the same operations (measured in the same
     /// rounds); each operation then gets a second row, the same samples against it.
     /// The subject and its baselines alternate call by call (``sampleAlternating(count:warmup:_:)``).
-    func run(backend: String, baselines: Baselines, second: Baselines? = nil) throws -> [Measurement] {
+    func run(backend: String, baselines: Baselines, second: Baselines? = nil, third: Baselines? = nil) throws -> [Measurement] {
         let opFilter = Self.opFilter
         var out: [Measurement] = []
         let n = samples, w = warmup
@@ -60,14 +60,16 @@ struct Workload {
             _ subject: @escaping (Int) throws -> Int
         ) throws {
             guard opFilter.map({ $0.split(separator: ",").contains { op.contains($0) } }) ?? true else { return }
-            let first = baselines[keyPath: which], other = second?[keyPath: which]
-            let bodies = [subject] + [first, other].compactMap { $0?.body }
+            let first = baselines[keyPath: which], other = second?[keyPath: which], last = third?[keyPath: which]
+            let bodies = [subject] + [first, other, last].compactMap { $0?.body }
             let measured = try sampleAlternating(count: count ?? n, warmup: warmup ?? w, bodies)
             out.append(Measurement(backend: backend, op: op, items: items, samples: measured[0],
                                    baseline: first?.name, baselineSamples: first == nil ? [] : measured[1]))
-            if second != nil {
+            var next = first == nil ? 1 : 2
+            for (given, work) in [(second, other), (third, last)] where given != nil {
                 out.append(Measurement(backend: backend, op: op, items: items, samples: measured[0],
-                                       baseline: other?.name, baselineSamples: other == nil ? [] : measured[measured.count - 1]))
+                                       baseline: work?.name, baselineSamples: work == nil ? [] : measured[next]))
+                if work != nil { next += 1 }
             }
         }
         let client = self.client, items = self.items, existing = self.existing
