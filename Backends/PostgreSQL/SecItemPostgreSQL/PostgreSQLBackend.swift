@@ -74,7 +74,7 @@ public final class PostgreSQLBackend: SecItemBackend {
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try withSession { (s: PostgreSQLSession) throws(SecItemError) in
             try s.call(during: "searching items", readOnly: true) { () throws(SecItemError) -> [StoredItem] in
-                try s.matches(query, limit: limit, inWrite: false).map(\.item)
+                try s.matches(query, limit: limit, inWrite: false, forChange: false).map(\.item)
             }
         }
     }

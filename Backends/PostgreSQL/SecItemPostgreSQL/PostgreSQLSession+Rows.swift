@@ -47,16 +47,16 @@ extension PostgreSQLSession {
     /// generation with the rows, so rows, keys and generation come from one
     /// snapshot; a row newer than the committed generation was put there from
     /// elsewhere and counts as damaged.
+    /// `forChange: false` (a read returning the items alone) leaves each match's primary-key
+    /// MAC and commitment element empty.
     /// - Throws: `errSecDecode` when nothing matched and a candidate row was damaged.
-    func matches(_ query: ItemQuery, limit: Int?, inWrite: Bool) throws(SecItemError) -> [Match] {
+    func matches(_ query: ItemQuery, limit: Int?, inWrite: Bool, forChange: Bool = true) throws(SecItemError) -> [Match] {
         if let limit, limit <= 0 { return [] }
         guard let filter = try RowFilter(query, codec) else {
             if !inWrite, try currentEpoch(lock: false) != header.epoch { throw staleKeys() }
             return []
         }
-        let (conditions, values) = Self.conditions(filter)
-        let statement = inWrite ? sql.selectInWrite(conditions) : sql.selectWithEpoch(conditions)
-        let r = try exec(statement, values)
+        let r = try exec(select(filter, inWrite: inWrite), Self.values(filter))
         var maxVersion = commitment.generation
         if !inWrite {
             guard r.rows >= 1, let epoch = r.int64(0, 0), let generation = r.int64(0, 1) else {
@@ -79,7 +79,10 @@ extension PostgreSQLSession {
             case .item(let item, _):
                 let wanted = filter.byPrimaryKey ? query.matchesBeyondPrimaryKey(item) : query.matches(item)
                 if wanted {
-                    out.append(Match(seq: seq, item: item, primaryKeyMAC: r.array(i, 5) ?? [], element: row.element))
+                    out.append(
+                        forChange
+                            ? Match(seq: seq, item: item, primaryKeyMAC: r.array(i, 5) ?? [], element: row.element)
+                            : Match(seq: seq, item: item, primaryKeyMAC: [], element: nil))
                 }
             case .damaged:
                 damaged += 1
@@ -168,6 +171,46 @@ extension PostgreSQLSession {
             if let pq, (try? pq.run("ROLLBACK", timeout: Self.bound(configuration))) == nil { self.pq = nil }
             throw error
         }
+    }
+
+    /// The statement reading the rows `filter` selects (``SQL/selectWithEpoch(_:)``, or
+    /// ``SQL/selectInWrite(_:)`` inside a write): made once per shape of filter (its columns
+    /// and the kinds of their values) and kept, since rendering it took a lookup ~15k
+    /// instructions (issue 24).
+    func select(_ filter: RowFilter, inWrite: Bool) -> String {
+        var shape = SelectShape(inWrite: inWrite, columns: [], kinds: [])
+        shape.columns.reserveCapacity(filter.conditions.count)
+        for condition in filter.conditions {
+            shape.columns.append(condition.column)
+            for value in condition.values {
+                if case .text = value { shape.kinds.append(1) } else { shape.kinds.append(0) }
+            }
+            shape.kinds.append(2)
+        }
+        if let known = selects[shape] { return known }
+        let conditions = Self.conditions(filter).conditions
+        // One value of a unique column: at most one row.
+        let single = filter.conditions.contains { ($0.column == "pk" || $0.column == "uuid") && $0.values.count == 1 }
+        let statement =
+            inWrite ? sql.selectInWrite(conditions, single: single) : sql.selectWithEpoch(conditions, single: single)
+        // Bounded: a program querying many shapes (up to 64 primary keys at once) keeps the common ones.
+        if selects.count >= 512 { selects.removeAll() }
+        selects[shape] = statement
+        return statement
+    }
+
+    /// A filter's values, as parameters `$1…` of its ``conditions(_:)``.
+    static func values(_ filter: RowFilter) -> [PQValue] {
+        var values: [PQValue] = []
+        for condition in filter.conditions {
+            for value in condition.values {
+                switch value {
+                case .bytes(let b): values.append(.bytes(b))
+                case .text(let t): values.append(.text(t))
+                }
+            }
+        }
+        return values
     }
 
     /// A filter's conditions on the items table (`i`), with their values as parameters `$1…`.

@@ -43,6 +43,15 @@ package final class PostgreSQLSession: @unchecked Sendable {
     var known: KnownState?
     /// The state row a read outside a write saw last (its generation and MAC).
     var lastRead: (generation: Int64, mac: [UInt8])?
+    /// The statements ``select(_:inWrite:)`` rendered, by the shape of their filter.
+    var selects: [SelectShape: String] = [:]
+    /// A filter's shape: what its select statement depends on (not the values).
+    struct SelectShape: Hashable {
+        var inWrite: Bool
+        var columns: [String]
+        /// Per value: 0 bytes, 1 text; 2 ends a condition.
+        var kinds: [UInt8]
+    }
     /// The SQLSTATE of the last statement that failed (``exec(_:_:)``).
     private(set) var lastSQLState: String?
 
