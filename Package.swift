@@ -198,7 +198,8 @@ let package = Package(
             name: "CSecItemLibsecret",
             dependencies: ["CSecItemGLib"],
             path: "Backends/SecretService/CSecItemLibsecret",
-            cSettings: cWarnings
+            cSettings: cWarnings,
+            linkerSettings: [.linkedLibrary("crypto")]  // the encryption session's DH, HKDF and AES (session.c)
         ),
         // The Secret Service backend, and the key sources that need the desktop's D-Bus
         // services (a key item in the login keyring, the Flatpak Secret portal: issue 23),

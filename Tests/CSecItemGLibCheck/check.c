@@ -13,6 +13,17 @@
 #define CSECITEM_GLIB_CHECK 1
 #include "../../Sources/CSecItemGLib/include/CSecItemGLib.h"
 
+/* The encryption session's libgcrypt calls (Backends/SecretService/CSecItemLibsecret/gcrypt_api.h). */
+#include <gcrypt.h>
+#define CSECITEM_GCRYPT_CHECK 1
+#include "../../Backends/SecretService/CSecItemLibsecret/gcrypt_api.h"
+#define CHECK_GCRYPT(type, name, parameters) \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), type(*) parameters), #name " is declared otherwise in gcrypt.h");
+CSECITEM_GCRYPT_FUNCTIONS(CHECK_GCRYPT)
+_Static_assert(CSECITEM_GCRY_CIPHER_AES128 == GCRY_CIPHER_AES128 && CSECITEM_GCRY_CIPHER_MODE_CBC == GCRY_CIPHER_MODE_CBC
+                   && CSECITEM_GCRY_MD_SHA256 == GCRY_MD_SHA256 && CSECITEM_GCRY_MD_FLAG_HMAC == GCRY_MD_FLAG_HMAC,
+               "libgcrypt's constants");
+
 #include "CSecItemGLibCheck.h"
 
 #define CHECK(type, name, parameters, arguments) \

@@ -1,7 +1,7 @@
 /* The session bus and the Secret Service proxy, opened on a private main
  * context with a GLib timer as the bound: no extra thread (a Dispatch timer)
  * just to cancel a call that runs late. */
-#include "CSecItemLibsecret.h"
+#include "internal.h"
 
 /* A bound on a private main context: after `timeout_ms` the cancellable is
  * cancelled and every call still pending on it ends with G_IO_ERROR_CANCELLED. */
@@ -93,7 +93,23 @@ typedef struct {
     GError *service_error;
     GVariant *alias_reply;
     GError *alias_error;
+    GVariant *session_reply;
+    GError *session_error;
 } CSecItemOpening;
+
+static void csecitem_session_opened(GObject *source, GAsyncResult *result, gpointer data) {
+    CSecItemOpening *opening = (CSecItemOpening *)data;
+    opening->session_reply = g_dbus_connection_call_finish(G_DBUS_CONNECTION(source), result, &opening->session_error);
+    csecitem_bounded_done(opening->bounded);
+}
+
+/* Whether the provider refused the session's algorithm (it then offers "plain" only). */
+static gboolean csecitem_session_unsupported(const GError *error) {
+    gchar *name = g_dbus_error_get_remote_error(error);
+    gboolean unsupported = g_strcmp0(name, "org.freedesktop.DBus.Error.NotSupported") == 0;
+    g_free(name);
+    return unsupported;
+}
 
 static void csecitem_service_opened(GObject *source, GAsyncResult *result, gpointer data) {
     (void)source;
@@ -112,13 +128,14 @@ static void csecitem_alias_read(GObject *source, GAsyncResult *result, gpointer 
  * once on a private main context (csecitem_bounded_*), and because
  * SECRET_TYPE_SERVICE and G_DBUS_PROXY are macros Swift cannot import.
  *
- * A new (not the process-wide cached) SecretService proxy with an encryption
- * session open (libsecret's default negotiation: dh-ietf1024-sha256-aes128-cbc-pkcs7,
- * plain only if the provider offers nothing else), on `connection` (the
- * process's session bus, see csecitem_connect); its own later calls time out
- * after `timeout_ms`. When `alias` is not NULL, Service.ReadAlias(alias) is
- * sent on `connection` at the same time, so that it costs no round trip of its
- * own: *alias_path is then the collection's path (g_free; "/" when the alias is
+ * A new (not the process-wide cached) SecretService proxy on `connection` (the
+ * process's session bus, see csecitem_connect), with an encryption session open
+ * (dh-ietf1024-sha256-aes128-cbc-pkcs7, plain only if the provider offers nothing
+ * else: libsecret's negotiation, done by session.c with libcrypto and sent at the
+ * same time as the proxy is set up, so that it costs no round trip of its own); its
+ * own later calls time out after `timeout_ms`. When `alias` is not NULL,
+ * Service.ReadAlias(alias) is sent on `connection` at the same time too:
+ * *alias_path is then the collection's path (g_free; "/" when the alias is
  * unset) or NULL with *alias_error set. Everything is bounded by `timeout_ms`;
  * *timed_out says whether the bound cut it short. */
 SecretService *csecitem_service_open(GDBusConnection *connection, const char *alias, gint timeout_ms,
@@ -127,9 +144,20 @@ SecretService *csecitem_service_open(GDBusConnection *connection, const char *al
     CSecItemBounded bounded;
     csecitem_bounded_begin(&bounded, timeout_ms);
     CSecItemOpening opening = {.bounded = &bounded};
-    bounded.pending = 1;
-    secret_service_open(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_OPEN_SESSION, bounded.cancellable,
-                        csecitem_service_opened, &opening);
+    CSecItemSessionOffer *offer = csecitem_session_offer_new();
+    if (offer == NULL) {
+        csecitem_bounded_finish(&bounded);
+        *timed_out = FALSE;
+        if (alias_path != NULL) *alias_path = NULL;
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot make a Diffie-Hellman key for the session");
+        return NULL;
+    }
+    bounded.pending = 2;
+    secret_service_open(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_NONE, bounded.cancellable, csecitem_service_opened,
+                        &opening);
+    g_dbus_connection_call(connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE,
+                           "OpenSession", csecitem_session_offer_parameters(offer), G_VARIANT_TYPE("(vo)"),
+                           G_DBUS_CALL_FLAGS_NONE, timeout_ms, bounded.cancellable, csecitem_session_opened, &opening);
     if (alias != NULL) {
         bounded.pending++;
         g_dbus_connection_call(connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE,
@@ -147,6 +175,28 @@ SecretService *csecitem_service_open(GDBusConnection *connection, const char *al
     }
     if (opening.service == NULL) {
         g_propagate_error(error, opening.service_error);
+        if (opening.session_reply != NULL) g_variant_unref(opening.session_reply);
+        if (opening.session_error != NULL) g_error_free(opening.session_error);
+        csecitem_session_offer_free(offer);
+        return NULL;
+    }
+    if (opening.session_error != NULL && csecitem_session_unsupported(opening.session_error)) {
+        /* The provider offers no encrypted session: ask for "plain", as libsecret does. */
+        g_error_free(opening.session_error);
+        opening.session_error = NULL;
+        csecitem_session_offer_free(offer);
+        offer = NULL;
+        opening.session_reply = g_dbus_connection_call_sync(
+            connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE, "OpenSession",
+            csecitem_session_offer_parameters(NULL), G_VARIANT_TYPE("(vo)"), G_DBUS_CALL_FLAGS_NONE, timeout_ms, NULL,
+            &opening.session_error);
+    }
+    gboolean accepted = opening.session_reply != NULL
+                            ? csecitem_session_accept(opening.service, offer, opening.session_reply, error)
+                            : (g_propagate_error(error, opening.session_error), FALSE);
+    csecitem_session_offer_free(offer);
+    if (!accepted) {
+        g_object_unref(opening.service);
         return NULL;
     }
     g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(opening.service), timeout_ms);

@@ -52,7 +52,7 @@ static void csecitem_call_all(GDBusConnection *connection, CSecItemCall *calls, 
 /* The secrets of a GetSecrets reply ((a{o(oayays)}), consumed) as a table path →
  * SecretValue (secret_value_unref on removal, which wipes). A secret the session
  * cannot decrypt is left out and counted in *undecodable: KWallet answers with a key
- * libsecret does not share in about 1 session in 100–250 (docs/secret-service-mapping.md). */
+ * the session does not share in about 1 session in 100–250 (docs/secret-service-mapping.md). */
 static GHashTable *csecitem_decode_secrets(SecretService *service, GVariant *reply, guint *undecodable) {
     GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)secret_value_unref);
     GVariant *all = g_variant_get_child_value(reply, 0);
@@ -62,7 +62,7 @@ static GHashTable *csecitem_decode_secrets(SecretService *service, GVariant *rep
     *undecodable = 0;
     g_variant_iter_init(&iter, all);
     while (g_variant_iter_next(&iter, "{&o@(oayays)}", &path, &encoded)) {
-        SecretValue *value = secret_service_decode_dbus_secret(service, encoded);
+        SecretValue *value = csecitem_session_decode(service, encoded);
         g_variant_unref(encoded);
         if (value != NULL) {
             g_hash_table_replace(table, g_strdup(path), value);
@@ -155,7 +155,7 @@ void csecitem_read_items(SecretService *service, GDBusConnection *connection, co
         calls[count].interface = CSECITEM_SERVICE_IFACE;
         calls[count].method = "GetSecrets";
         calls[count].parameters =
-            g_variant_new("(^aoo)", (gchar **)paths, secret_service_get_session_dbus_path(service));
+            g_variant_new("(^aoo)", (gchar **)paths, csecitem_session_path(service));
         calls[count].reply_type = G_VARIANT_TYPE("(a{o(oayays)})");
     }
     csecitem_call_all(connection, calls, total, timeout_ms, cancellable);
@@ -197,7 +197,7 @@ GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connec
                                  gint timeout_ms, GCancellable *cancellable, guint *undecodable, GError **error) {
     CSecItemCall call = {.path = CSECITEM_SERVICE_PATH, .interface = CSECITEM_SERVICE_IFACE, .method = "GetSecrets",
                          .parameters = g_variant_new("(^aoo)", (gchar **)paths,
-                                                     secret_service_get_session_dbus_path(service)),
+                                                     csecitem_session_path(service)),
                          .reply_type = G_VARIANT_TYPE("(a{o(oayays)})")};
     *undecodable = 0;
     csecitem_call_all(connection, &call, 1, timeout_ms, cancellable);
@@ -222,9 +222,7 @@ void csecitem_item_write(SecretService *service, GDBusConnection *connection, co
     memset(calls, 0, sizeof calls);
     errors[0] = errors[1] = errors[2] = NULL;
     if (set_secret) {
-        SecretValue *value = csecitem_value_new(bytes, length);
-        GVariant *encoded = secret_service_encode_dbus_secret(service, value);
-        secret_value_unref(value);
+        GVariant *encoded = csecitem_session_encode(service, bytes, length, csecitem_content_type(bytes, length));
         if (encoded == NULL) {
             g_set_error_literal(&errors[0], G_IO_ERROR, G_IO_ERROR_FAILED, "could not encode the secret for the session");
             return;

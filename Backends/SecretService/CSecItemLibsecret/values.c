@@ -1,5 +1,5 @@
 /* Attribute tables, item properties, secret values and error domains. */
-#include "CSecItemLibsecret.h"
+#include "internal.h"
 
 #include <string.h>
 
@@ -53,8 +53,15 @@ void csecitem_parse_properties(GVariant *props, gchar ***keys, gchar ***values, 
 SecretValue *csecitem_value_new(const void *bytes, gsize length) {
     static const char empty[1] = {0};
     const gchar *text = length == 0 ? empty : (const gchar *)bytes;
+    return secret_value_new(text, (gssize)length, csecitem_content_type(text, length));
+}
+
+/* The content type a secret of these bytes is stored with: text when it is UTF-8 without NUL. */
+const char *csecitem_content_type(const void *bytes, gsize length) {
+    if (length == 0) return CSECITEM_CONTENT_TYPE_TEXT;
+    const gchar *text = (const gchar *)bytes;
     gboolean textual = memchr(text, 0, length) == NULL && g_utf8_validate(text, (gssize)length, NULL);
-    return secret_value_new(text, (gssize)length, textual ? CSECITEM_CONTENT_TYPE_TEXT : CSECITEM_CONTENT_TYPE_BYTES);
+    return textual ? CSECITEM_CONTENT_TYPE_TEXT : CSECITEM_CONTENT_TYPE_BYTES;
 }
 
 /* In C for the typed lookup in a table whose values are SecretValue pointers

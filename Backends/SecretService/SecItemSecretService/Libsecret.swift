@@ -162,8 +162,9 @@ extension SecretServiceSession {
         var aliasPath: UnsafeMutablePointer<gchar>? = nil
         var service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
         // KWallet (kwalletd ≤ 5.103) refuses a DH public key of fewer than 128 bytes, and
-        // libsecret sends its key without leading zero bytes: 1 session in 256 fails with
-        // InvalidArgs "Client public key size is invalid". A new session has a new key.
+        // libsecret sent its key without leading zero bytes: 1 session in 256 failed with
+        // InvalidArgs "Client public key size is invalid". The session is now ours
+        // (session.c), whose key is always 128 bytes; a new session would have a new key.
         var attempts = 1
         while service == nil, attempts < 4, let failed = error, Self.isRejectedSessionKey(failed) {
             g_error_free(failed)
@@ -213,14 +214,20 @@ extension SecretServiceSession {
 
     /// `Session.Close` on the provider: the session's key is gone from then on, as
     /// when KWallet cannot decrypt with it (tests force that condition with this).
+    /// Both sessions: the backend's own (reads, `SetSecret`) and, once `CreateItem` has
+    /// made libsecret open one, libsecret's.
     func closeOnProvider() throws(SecItemError) {
-        guard let path = secret_service_get_session_dbus_path(service) else { return }
-        let reply = try directCall("closing the session") { ms, e in
-            g_dbus_connection_call_sync(
-                connection, "org.freedesktop.secrets", path, "org.freedesktop.Secret.Session", "Close", nil, nil,
-                G_DBUS_CALL_FLAGS_NONE, ms, nil, e)
+        var paths: [String] = []
+        if let own = csecitem_session_path(service) { paths.append(String(cString: own)) }
+        if let theirs = secret_service_get_session_dbus_path(service) { paths.append(String(cString: theirs)) }
+        for path in paths {
+            let reply = try directCall("closing the session") { ms, e in
+                g_dbus_connection_call_sync(
+                    connection, "org.freedesktop.secrets", path, "org.freedesktop.Secret.Session", "Close", nil, nil,
+                    G_DBUS_CALL_FLAGS_NONE, ms, nil, e)
+            }
+            if let reply { g_variant_unref(reply) }
         }
-        if let reply { g_variant_unref(reply) }
     }
 
     static func setProxyTimeout(_ service: OpaquePointer, _ milliseconds: Int32) {

@@ -316,7 +316,10 @@ struct _GCond {
     V(g_mutex_init, (GMutex *mutex), (mutex))                                                                           \
     V(g_mutex_lock, (GMutex *mutex), (mutex))                                                                           \
     V(g_mutex_unlock, (GMutex *mutex), (mutex))                                                                         \
+    X(gpointer, g_object_get_data, (GObject *object, const gchar *key), (object, key))                                  \
     X(gpointer, g_object_ref, (gpointer object), (object))                                                              \
+    V(g_object_set_data_full, (GObject *object, const gchar *key, gpointer data, GDestroyNotify destroy),              \
+      (object, key, data, destroy))                                                                                     \
     V(g_object_unref, (gpointer object), (object))                                                                      \
     V(g_propagate_error, (GError **dest, GError *src), (dest, src))                                                     \
     V(g_ptr_array_add, (GPtrArray *array, gpointer data), (array, data))                                                \
@@ -352,6 +355,8 @@ struct _GCond {
     X(gboolean, g_variant_get_boolean, (GVariant *value), (value))                                                      \
     X(GVariant *, g_variant_get_child_value, (GVariant *value, gsize index_), (value, index_))                          \
     X(gconstpointer, g_variant_get_data, (GVariant *value), (value))                                                    \
+    X(gconstpointer, g_variant_get_fixed_array, (GVariant *value, gsize *n_elements, gsize element_size),              \
+      (value, n_elements, element_size))                                                                                \
     X(guint32, g_variant_get_uint32, (GVariant *value), (value))                                                        \
     V(g_variant_get_va, (GVariant *value, const gchar *format_string, const gchar **endptr, va_list *app),              \
       (value, format_string, endptr, app))                                                                              \
@@ -360,6 +365,9 @@ struct _GCond {
     X(GVariant *, g_variant_iter_next_value, (GVariantIter *iter), (iter))                                              \
     X(GVariant *, g_variant_lookup_value, (GVariant *dictionary, const gchar *key, const GVariantType *expected_type),   \
       (dictionary, key, expected_type))                                                                                 \
+    X(GVariant *, g_variant_new_fixed_array,                                                                            \
+      (const GVariantType *element_type, gconstpointer elements, gsize n_elements, gsize element_size),                 \
+      (element_type, elements, n_elements, element_size))                                                               \
     X(GVariant *, g_variant_new_string, (const gchar *string), (string))                                                \
     X(GVariant *, g_variant_new_tuple, (GVariant *const *children, gsize n_children), (children, n_children))           \
     X(GVariant *, g_variant_new_va, (const gchar *format_string, const gchar **endptr, va_list *app),                   \

@@ -25,6 +25,11 @@ void csecitem_service_set_timeout(SecretService *service, gint timeout_ms);
 GDBusConnection *csecitem_service_connection(SecretService *service);
 gpointer csecitem_object_ref(gpointer object);
 
+/* ---- session.c: the encryption session (libcrypto, not libsecret's) --------- */
+
+/* The object path of the encryption session csecitem_service_open opened for `service`. */
+const gchar *csecitem_session_path(SecretService *service);
+
 /* ---- values.c: attribute tables, properties, secrets ---------------------- */
 
 GHashTable *csecitem_strhash_new(void);
