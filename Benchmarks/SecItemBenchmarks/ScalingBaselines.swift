@@ -3,36 +3,56 @@ import CSecItemSQLite3
 import Foundation
 import Glibc
 import SecItem
+import Synchronization
 
 /// The minimal designs under threads, measured beside the backends in the scaling
 /// group so the machine's own limit is visible: what two cores give when nothing
 /// but the irreducible work is shared.
 ///
 /// - Memory: the memory group's baseline (a Swift dictionary keyed by service and
-///   account, the data beside it), the same `[String: Any]` query an app builds, and
-///   a `pthread_rwlock_t` taken shared for a lookup and exclusively for an add.
+///   account, the data beside it), the same `[String: Any]` query an app builds, kept
+///   twice so that a lookup never waits for an add (``MemoryStore``).
 /// - File: the file group's minimal design (`MinimalFileKeychain`: one HMAC, one
 ///   indexed SELECT, one AES-256-GCM open per lookup; one HMAC, one seal and one
 ///   durable INSERT per add, WAL, `synchronous=FULL`) with each thread on its own
 ///   SQLite connection and its own libcrypto contexts, opened before the run: no pool,
 ///   no lock of its own. Only SQLite's and the kernel's sharing of one file remain.
 enum ScalingBaselines {
-    /// The memory baseline: lookups share the lock, adds take it alone.
+    /// The memory baseline: a lookup never waits for an add (the smallest way to
+    /// that: two copies of the dictionary, Left-Right). A reader announces itself on
+    /// one of two counters, reads the copy the writer published and leaves; the
+    /// writer (one at a time) inserts into the other copy, publishes it, waits for
+    /// the readers of the old one to leave and inserts there too. A plain
+    /// `pthread_rwlock_t` here gave no floor: its writer, adding without pause, took
+    /// the lock again before a woken reader ran (a lone reader kept 3% of its lookups).
     final class MemoryStore: @unchecked Sendable {
-        // @unchecked: `entries` is read only between pthread_rwlock_rdlock and unlock,
-        // and written only between pthread_rwlock_wrlock and unlock.
-        private var entries: [String: Data] = [:]
-        private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+        // @unchecked: a copy's `entries` is written only by the writer holding `writer`,
+        // while no reader reads that copy (the counters drained after it was unpublished).
+        final class Copy {
+            var entries: [String: Data] = [:]
+        }
+
+        private let left = Copy()
+        private let right = Copy()
+        private let published = Atomic<Int>(0)
+        private let version = Atomic<Int>(0)
+        private let readers0 = Atomic<Int>(0)
+        private let readers1 = Atomic<Int>(0)
+        private let writer: UnsafeMutablePointer<pthread_mutex_t>
 
         init(items: Int) {
-            lock = .allocate(capacity: 1)
-            pthread_rwlock_init(lock, nil)
-            for i in 0..<items { entries[Workload.service + "\u{0}" + Workload.account(i)] = Workload.data(i) }
+            writer = .allocate(capacity: 1)
+            pthread_mutex_init(writer, nil)
+            for i in 0..<items {
+                let key = Workload.service + "\u{0}" + Workload.account(i)
+                left.entries[key] = Workload.data(i)
+                right.entries[key] = Workload.data(i)
+            }
         }
 
         deinit {
-            pthread_rwlock_destroy(lock)
-            lock.deallocate()
+            pthread_mutex_destroy(writer)
+            writer.deallocate()
         }
 
         static func key(_ query: [String: Any]) -> String {
@@ -41,18 +61,36 @@ enum ScalingBaselines {
 
         func lookup(_ account: String) -> Bool {
             let key = Self.key(Workload.lookupQuery(account))
-            pthread_rwlock_rdlock(lock)
-            defer { pthread_rwlock_unlock(lock) }
-            return entries[key] != nil
+            let v = version.load(ordering: .sequentiallyConsistent)
+            if v == 0 { readers0.wrappingAdd(1, ordering: .sequentiallyConsistent) } else { readers1.wrappingAdd(1, ordering: .sequentiallyConsistent) }
+            defer {
+                if v == 0 { readers0.wrappingSubtract(1, ordering: .sequentiallyConsistent) } else { readers1.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
+            }
+            let copy = published.load(ordering: .sequentiallyConsistent) == 0 ? left : right
+            return copy.entries[key] != nil
+        }
+
+        private func drain(_ v: Int) {
+            func count() -> Int {
+                v == 0 ? readers0.load(ordering: .sequentiallyConsistent) : readers1.load(ordering: .sequentiallyConsistent)
+            }
+            while count() != 0 { sched_yield() }
         }
 
         func add(_ k: Int, tag: String) {
             let query = Workload.addQuery(k, items: 1_000, account: "w-\(tag)-\(k)")
             let key = Self.key(query)
             let data = query[kSecValueData as String] as? Data ?? Data()
-            pthread_rwlock_wrlock(lock)
-            defer { pthread_rwlock_unlock(lock) }
-            entries[key] = data
+            pthread_mutex_lock(writer)
+            defer { pthread_mutex_unlock(writer) }
+            let p = published.load(ordering: .sequentiallyConsistent)
+            (p == 0 ? right : left).entries[key] = data
+            published.store(1 - p, ordering: .sequentiallyConsistent)
+            let v = version.load(ordering: .sequentiallyConsistent)
+            drain(1 - v)
+            version.store(1 - v, ordering: .sequentiallyConsistent)
+            drain(v)
+            (p == 0 ? left : right).entries[key] = data
         }
     }
 

@@ -230,7 +230,8 @@ enum ScalingBenchmarks {
                 + String(format: "%.0f", row.medianPerCPU).leftPad(12) + String(format: "%.2f", row.medianCores).leftPad(8))
         }
         lines.append("with one writer thread adding items all along (readers' lookups/s; ratio to the same readers alone;")
-        lines.append("'memory minimal' is a plain pthread rwlock, whose writer takes the lock again before a woken reader runs: no floor)")
+        lines.append("'memory minimal': two copies of a dictionary, lookups never waiting for the writer; cores: with 2 readers")
+        lines.append("and the writer, 3 threads share 2 cores, so readers alone on both cores can keep at most about 2/3 of their lookups)")
         for row in table where row.writer {
             let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }?.median ?? .nan
             lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
