@@ -5,8 +5,10 @@ import Synchronization
 /// A process-local store that behaves exactly like the persistent backends: the
 /// reference implementation of `SecItemBackend`, and the store for tests.
 ///
-/// Thread-safe: lookups share a readers–writer lock, so threads read in parallel;
-/// an add, update or delete has the store to itself. Every instance is its own
+/// Thread-safe: lookups never wait, neither for each other nor for a writer (the
+/// store's indexes are kept twice, ``LeftRight``: lookups read one copy while a
+/// writer changes the other, the items themselves shared); adds, updates and deletes
+/// run one at a time, each applied to both copies. Every instance is its own
 /// isolated store.
 ///
 /// Fault injection lets an app test its error paths:
@@ -49,7 +51,10 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
-    private struct Storage {
+    /// One copy of the store. A class, so a lookup reads it in place (a struct read
+    /// through a pointer was copied, four retains and releases of the shared index
+    /// buffers per lookup), and changed only as ``LeftRight`` allows.
+    private final class Storage {
         var items: [UUID: Entry] = [:]
         /// Ids in insertion order; may hold ids of deleted items, skipped and compacted lazily.
         var order: [UUID] = []
@@ -112,36 +117,35 @@ public final class MemoryBackend: SecItemBackend {
             return out
         }
 
-        mutating func insert(_ item: StoredItem) {
-            insert(item, primaryKey: item.primaryKey, indexKeys: Self.indexKeys(of: item))
-        }
-
-        /// ``insert(_:)`` with the item's primary key and ``indexKeys(of:)`` computed by the caller.
-        mutating func insert(_ item: StoredItem, primaryKey: PrimaryKey, indexKeys: [AttributeIndexKey]) {
-            let entry = Entry(seq: nextSeq, item: item)
-            items[item.id] = entry
-            nextSeq += 1
-            order.append(item.id)
+        /// Files `entry` (its seq is ``nextSeq``) under its primary key and ``indexKeys(of:)``
+        /// of its item, both computed by the caller.
+        func insert(_ entry: Entry, primaryKey: PrimaryKey, indexKeys: [AttributeIndexKey]) {
+            let id = entry.item.id
+            items[id] = entry
+            nextSeq = entry.seq + 1
+            order.append(id)
             byPrimaryKey[primaryKey] = entry
-            for key in indexKeys { byAttribute[key, default: []].insert(item.id) }
+            for key in indexKeys { byAttribute[key, default: []].insert(id) }
         }
 
-        /// Replaces `old` by `new` (the same id) in every index. `old`'s primary key
-        /// must already be gone from ``byPrimaryKey``: an update removes every old key
-        /// first, so that updated items may take each other's keys.
-        mutating func replace(_ old: StoredItem, with new: StoredItem) {
-            for key in Self.indexKeys(of: old) { byAttribute[key]?.remove(old.id) }
-            for key in Self.indexKeys(of: new) { byAttribute[key, default: []].insert(new.id) }
-            guard let seq = items[new.id]?.seq else { return }
-            let entry = Entry(seq: seq, item: new)
-            items[new.id] = entry
-            byPrimaryKey[new.primaryKey] = entry
+        /// Replaces the item `new` updates (the same id and seq) by `new` in every
+        /// index. The old item's primary key must already be gone from ``byPrimaryKey``:
+        /// an update removes every old key first, so that updated items may take each
+        /// other's keys.
+        func replace(_ new: Change) {
+            let id = new.entry.item.id
+            for key in new.oldIndexKeys { byAttribute[key]?.remove(id) }
+            for key in new.indexKeys { byAttribute[key, default: []].insert(id) }
+            guard items[id] != nil else { return }
+            items[id] = new.entry
+            byPrimaryKey[new.primaryKey] = new.entry
         }
 
-        mutating func remove(_ item: StoredItem) {
-            byPrimaryKey[item.primaryKey] = nil
+        /// Removes `item`, whose primary key and ``indexKeys(of:)`` the caller computed.
+        func remove(_ item: StoredItem, primaryKey: PrimaryKey, indexKeys: [AttributeIndexKey]) {
+            byPrimaryKey[primaryKey] = nil
             items[item.id] = nil
-            for key in Self.indexKeys(of: item) {
+            for key in indexKeys {
                 byAttribute[key]?.remove(item.id)
                 if byAttribute[key]?.isEmpty == true { byAttribute[key] = nil }
             }
@@ -151,7 +155,17 @@ public final class MemoryBackend: SecItemBackend {
         }
     }
 
-    private let storage = ReadWriteLock(Storage())
+    /// An item's new entry and its keys, computed once for both copies.
+    private struct Change {
+        var entry: Entry
+        var primaryKey: PrimaryKey
+        var indexKeys: [AttributeIndexKey]
+        /// Before the change: the item's primary key, ``Storage/indexKeys(of:)``.
+        var oldPrimaryKey: PrimaryKey
+        var oldIndexKeys: [AttributeIndexKey]
+    }
+
+    private let storage = LeftRight { Storage() }
     /// Injected faults, apart from the items so that lookups need not take the
     /// write lock; ``faultCount`` lets a call skip this lock when there are none.
     private let faults = Mutex<[Fault]>([])
@@ -208,49 +222,60 @@ public final class MemoryBackend: SecItemBackend {
     }
 
     /// The number of items stored, in every group and class.
-    public var count: Int { storage.read { $0.pointee.items.count } }
+    public var count: Int { storage.read { $0.items.count } }
 
     /// Stores `item`; errSecDuplicateItem when its primary key is taken.
     public func add(_ item: StoredItem) throws(SecItemError) {
         try checkFault(.add)
-        // The key and the index keys are computed before the lock: readers wait only
-        // for the hashing.
+        // The key and the index keys are computed before the writers' lock, once for
+        // both copies.
         let key = item.primaryKey
         let indexKeys = Storage.indexKeys(of: item)
-        try storage.write { (s: inout Storage) throws(SecItemError) in
+        try storage.write { (s: Storage) throws(SecItemError) in
             guard s.byPrimaryKey[key] == nil else { throw SecItemError(errSecDuplicateItem) }
-            s.insert(item, primaryKey: key, indexKeys: indexKeys)
+            let entry = Entry(seq: s.nextSeq, item: item)
+            return ((), { $0.insert(entry, primaryKey: key, indexKeys: indexKeys) })
         }
     }
 
     /// Matches oldest first; by primary key when the query pins it, else by scan.
-    /// Lookups run in parallel with each other (a shared lock).
+    /// Lookups run in parallel with each other and with a writer, waiting for neither.
     public func fetch(matching query: ItemQuery, limit: Int?) throws(SecItemError) -> [StoredItem] {
         try checkFault(.fetch)
-        return storage.read { s in s.pointee.matching(query, limit: limit) }
+        return storage.read { s in s.matching(query, limit: limit) }
     }
 
-    /// Replaces every match under one lock; nothing changes on a collision.
+    /// Replaces every match at once (lookups see all of it or none); nothing changes
+    /// on a collision.
     public func update(matching query: ItemQuery, _ transform: (StoredItem) -> StoredItem) throws(SecItemError) -> Int {
         try checkFault(.update)
-        return try storage.write { (s: inout Storage) throws(SecItemError) in
+        return try storage.write { (s: Storage) throws(SecItemError) in
             let old = s.matching(query, limit: nil)
             let new = old.map(transform)
             try checkUpdateCollisions(new) { key in s.byPrimaryKey[key]?.item.id }
-            for item in old { s.byPrimaryKey[item.primaryKey] = nil }
-            for (before, after) in zip(old, new) { s.replace(before, with: after) }
-            return new.count
+            // The transform runs once, the keys are computed once: both copies get the
+            // same entries.
+            let changes = zip(old, new).map { before, after in
+                Change(
+                    entry: Entry(seq: s.items[after.id]?.seq ?? s.nextSeq, item: after), primaryKey: after.primaryKey,
+                    indexKeys: Storage.indexKeys(of: after), oldPrimaryKey: before.primaryKey,
+                    oldIndexKeys: Storage.indexKeys(of: before))
+            }
+            return (new.count, { s in
+                for change in changes { s.byPrimaryKey[change.oldPrimaryKey] = nil }
+                for change in changes { s.replace(change) }
+            })
         }
     }
 
-    /// Deletes every match.
+    /// Deletes every match at once.
     public func delete(matching query: ItemQuery) throws(SecItemError) -> Int {
         try checkFault(.delete)
-        return try storage.write { (s: inout Storage) throws(SecItemError) in
+        return try storage.write { (s: Storage) throws(SecItemError) in
             let doomed = s.matching(query, limit: nil)
-            guard !doomed.isEmpty else { return 0 }
-            for item in doomed { s.remove(item) }
-            return doomed.count
+            guard !doomed.isEmpty else { return (0, nil) }
+            let keys = doomed.map { ($0, $0.primaryKey, Storage.indexKeys(of: $0)) }
+            return (doomed.count, { s in for (item, key, indexKeys) in keys { s.remove(item, primaryKey: key, indexKeys: indexKeys) } })
         }
     }
 }
