@@ -180,8 +180,8 @@ static gboolean csecitem_session_hkdf(const unsigned char *ikm, size_t length, u
 
 /* OpenSession's reply ((vo), consumed) for `offer` (NULL: the plain session) → the
  * session, attached to `service` (it lives as long as the proxy). FALSE with *error set
- * when the provider's public value is not one (outside 1 < y < p - 1, or not 128 bytes or
- * fewer) or libcrypto fails. */
+ * when the provider's public value is not one (outside 1 < y < p - 1, or longer than 128
+ * bytes without its leading zeros) or libcrypto fails. */
 gboolean csecitem_session_accept(SecretService *service, const CSecItemSessionOffer *offer, GVariant *reply,
                                  GError **error) {
     GVariant *output = NULL;
@@ -197,6 +197,13 @@ gboolean csecitem_session_accept(SecretService *service, const CSecItemSessionOf
         const unsigned char *peer = g_variant_is_of_type(output, G_VARIANT_TYPE("ay"))
                                         ? g_variant_get_fixed_array(output, &length, 1)
                                         : NULL;
+        /* An unsigned big-endian number, of any length: KWallet (QCA) sends a leading zero
+         * byte before a value whose top bit is set (129 bytes), as libsecret's own
+         * reading (gcry_mpi_scan, unsigned) accepts. */
+        while (peer != NULL && length > 0 && peer[0] == 0) {
+            peer++;
+            length--;
+        }
         BN_CTX *ctx = BN_CTX_new();
         BIGNUM *y = peer != NULL && length > 0 && length <= CSECITEM_DH_BYTES ? BN_bin2bn(peer, (int)length, NULL) : NULL;
         BIGNUM *bound = BN_new();
