@@ -6,7 +6,7 @@ import Synchronization
 /// reference implementation of `SecItemBackend`, and the store for tests.
 ///
 /// Thread-safe: lookups never wait, neither for each other nor for a writer (the
-/// store's indexes are kept twice, ``LeftRight``: lookups read one copy while a
+/// store's indexes are kept twice, `LeftRight`: lookups read one copy while a
 /// writer changes the other, the items themselves shared); adds, updates and deletes
 /// run one at a time, each applied to both copies. Every instance is its own
 /// isolated store.
