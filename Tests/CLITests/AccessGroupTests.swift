@@ -14,10 +14,18 @@ struct AppProgram {
     let path: URL
 
     /// Copies the helper to `directory/name` (a copy, not a link: /proc/self/exe names the copy).
+    /// The copy is open for writing only with O_CLOEXEC, so a child another test
+    /// thread starts meanwhile keeps it open at most until that child execs
+    /// (`ChildProcess` waits that out: see ``ExecutableCopyTests``).
     init(named name: String, in directory: URL) throws {
         path = directory.appendingPathComponent(name)
         if !FileManager.default.fileExists(atPath: path.path) {
-            try FileManager.default.copyItem(at: Self.built, to: path)
+            let bytes = try Data(contentsOf: Self.built)
+            let fd = open(path.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+            guard fd >= 0 else { throw TestSetupError("cannot create \(path.path): errno \(errno)") }
+            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            try handle.write(contentsOf: bytes)
+            try handle.close()
         }
     }
 

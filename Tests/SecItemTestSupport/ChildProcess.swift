@@ -30,8 +30,8 @@ public struct ProcessOutput: Sendable {
 /// `@unchecked Sendable`: `Process` is not `Sendable`; a `ChildProcess` is driven by
 /// one test at a time, and its files and pipe are safe to use from any thread.
 public final class ChildProcess: @unchecked Sendable {
-    public let process = Process()
-    private let input = Pipe()
+    public private(set) var process = Process()
+    private var input = Pipe()
     private let directory: URL
     private let outURL: URL
     private let errURL: URL
@@ -48,18 +48,44 @@ public final class ChildProcess: @unchecked Sendable {
         errURL = directory.appendingPathComponent("err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = input
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = inheritStderr ? FileHandle.standardError : try FileHandle(forWritingTo: errURL)
-        do {
-            try process.run()
-        } catch {
-            try? FileManager.default.removeItem(at: directory)
-            throw TestSetupError("cannot start \(executable): \(error)")
+        let output = try FileHandle(forWritingTo: outURL)
+        let errors = inheritStderr ? FileHandle.standardError : try FileHandle(forWritingTo: errURL)
+        // A program a test has just copied can be briefly "busy" (ETXTBSY): a child
+        // another thread forked while the copy was open for writing holds it open
+        // until that child execs, a few milliseconds at most. Start again then.
+        var attempt = 0
+        while true {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            if let environment { process.environment = environment }
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = errors
+            do {
+                try process.run()
+                return
+            } catch {
+                attempt += 1
+                if Self.isBusyText(error), attempt < 200 {
+                    usleep(10_000)
+                    process = Process()
+                    input = Pipe()
+                    continue
+                }
+                try? FileManager.default.removeItem(at: directory)
+                throw TestSetupError("cannot start \(executable): \(error)")
+            }
         }
+    }
+
+    /// Whether `error` is the kernel refusing to run a file open for writing somewhere.
+    private static func isBusyText(_ error: any Error) -> Bool {
+        var current: NSError? = error as NSError
+        while let e = current {
+            if e.domain == NSPOSIXErrorDomain, e.code == Int(ETXTBSY) { return true }
+            current = e.userInfo[NSUnderlyingErrorKey] as? NSError
+        }
+        return false
     }
 
     deinit {
