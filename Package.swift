@@ -249,7 +249,8 @@ let package = Package(
             name: "SecItemFuzz",
             dependencies: [
                 "SecItemCore", "SecItemMemory", "SecItemSQLite", "SecItemTools", "SecItemGitCredential", "SecItemKeychain",
-                "SecItemSecretService",
+                // The Secret Service backend, and its C half's reading of the session replies.
+                "SecItemSecretService", "CSecItemLibsecret", "CSecItemGLib",
                 // The Apple surface's key and certificate parsers; the sealed store's outside
                 // reads (mark file, TPM blob, keyring payload).
                 "SecItem", "SecItemSealedStore", "CSecItemKeyring",

@@ -44,6 +44,7 @@ enum FuzzTargets {
         PortalSecretTarget.target,
         TPM2NVRecordTarget.target,
         KeyringMarkTarget.target,
+        SecretServiceSessionTarget.target,
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

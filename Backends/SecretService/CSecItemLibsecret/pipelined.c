@@ -49,32 +49,6 @@ static void csecitem_call_all(GDBusConnection *connection, CSecItemCall *calls, 
     g_main_context_unref(context);
 }
 
-/* The secrets of a GetSecrets reply ((a{o(oayays)}), consumed) as a table path →
- * SecretValue (secret_value_unref on removal, which wipes). A secret the session
- * cannot decrypt is left out and counted in *undecodable: KWallet answers with a key
- * the session does not share in about 1 session in 100–250 (docs/secret-service-mapping.md). */
-static GHashTable *csecitem_decode_secrets(SecretService *service, GVariant *reply, guint *undecodable) {
-    GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)secret_value_unref);
-    GVariant *all = g_variant_get_child_value(reply, 0);
-    GVariantIter iter;
-    const gchar *path;
-    GVariant *encoded;
-    *undecodable = 0;
-    g_variant_iter_init(&iter, all);
-    while (g_variant_iter_next(&iter, "{&o@(oayays)}", &path, &encoded)) {
-        SecretValue *value = csecitem_session_decode(service, encoded);
-        g_variant_unref(encoded);
-        if (value != NULL) {
-            g_hash_table_replace(table, g_strdup(path), value);
-        } else {
-            (*undecodable)++;
-        }
-    }
-    g_variant_unref(all);
-    g_variant_unref(reply);
-    return table;
-}
-
 /* Reads the boolean inside a Properties.Get reply ((v) holding b). */
 static gboolean csecitem_boolean_reply(GVariant *reply) {
     GVariant *inner = NULL;
@@ -182,7 +156,7 @@ void csecitem_read_items(SecretService *service, GDBusConnection *connection, co
     if (secrets != NULL) {
         *secrets = NULL;
         if (calls[count].reply != NULL) {
-            *secrets = csecitem_decode_secrets(service, calls[count].reply, undecodable);
+            *secrets = csecitem_session_open_all(csecitem_session_of(service), calls[count].reply, undecodable);
         } else {
             g_propagate_error(secrets_error, calls[count].error);
         }
@@ -205,7 +179,7 @@ GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connec
         g_propagate_error(error, call.error);
         return NULL;
     }
-    return csecitem_decode_secrets(service, call.reply, undecodable);
+    return csecitem_session_open_all(csecitem_session_of(service), call.reply, undecodable);
 }
 
 /* In C because it pipelines up to three writes (csecitem_call_all) and encodes

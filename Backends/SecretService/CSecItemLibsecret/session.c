@@ -43,7 +43,7 @@ struct CSecItemSessionOffer {
     unsigned char public_key[CSECITEM_DH_BYTES];
 };
 
-static void csecitem_session_free(gpointer data) {
+void csecitem_session_free(gpointer data) {
     CSecItemSession *session = (CSecItemSession *)data;
     if (session == NULL) return;
     OPENSSL_cleanse(session->key, sizeof session->key);
@@ -179,11 +179,10 @@ static gboolean csecitem_session_hkdf(const unsigned char *ikm, size_t length, u
 }
 
 /* OpenSession's reply ((vo), consumed) for `offer` (NULL: the plain session) → the
- * session, attached to `service` (it lives as long as the proxy). FALSE with *error set
- * when the provider's public value is not one (outside 1 < y < p - 1, or longer than 128
- * bytes without its leading zeros) or libcrypto fails. */
-gboolean csecitem_session_accept(SecretService *service, const CSecItemSessionOffer *offer, GVariant *reply,
-                                 GError **error) {
+ * session, or NULL with *error set when the provider's public value is not one (not a
+ * byte array, outside 1 < y < p - 1, or longer than 128 bytes without its leading zeros)
+ * or libcrypto fails. */
+CSecItemSession *csecitem_session_from_reply(const CSecItemSessionOffer *offer, GVariant *reply, GError **error) {
     GVariant *output = NULL;
     gchar *path = NULL;
     g_variant_get(reply, "(vo)", &output, &path);
@@ -225,13 +224,22 @@ gboolean csecitem_session_accept(SecretService *service, const CSecItemSessionOf
         csecitem_session_free(session);
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED,
                             "the Secret Service's session key is not a valid Diffie-Hellman public value");
-        return FALSE;
+        return NULL;
     }
+    return session;
+}
+
+/* csecitem_session_from_reply, the session attached to `service` (it lives as long as
+ * the proxy). */
+gboolean csecitem_session_accept(SecretService *service, const CSecItemSessionOffer *offer, GVariant *reply,
+                                 GError **error) {
+    CSecItemSession *session = csecitem_session_from_reply(offer, reply, error);
+    if (session == NULL) return FALSE;
     g_object_set_data_full((GObject *)service, CSECITEM_SESSION_KEY, session, csecitem_session_free);
     return TRUE;
 }
 
-static const CSecItemSession *csecitem_session_of(SecretService *service) {
+const CSecItemSession *csecitem_session_of(SecretService *service) {
     return (const CSecItemSession *)g_object_get_data((GObject *)service, CSECITEM_SESSION_KEY);
 }
 
@@ -244,8 +252,7 @@ const gchar *csecitem_session_path(SecretService *service) {
 /* A secret as the provider sent it ((oayays): session, IV, ciphertext, content type) →
  * a SecretValue (secret_value_unref, which wipes), or NULL when this session cannot
  * decrypt it (another session's, a bad length, bad padding). */
-SecretValue *csecitem_session_decode(SecretService *service, GVariant *encoded) {
-    const CSecItemSession *session = csecitem_session_of(service);
+SecretValue *csecitem_session_open(const CSecItemSession *session, GVariant *encoded) {
     if (session == NULL || !g_variant_is_of_type(encoded, G_VARIANT_TYPE("(oayays)"))) return NULL;
     const gchar *path = NULL;
     GVariant *parameters = NULL, *value = NULL;
@@ -275,10 +282,40 @@ SecretValue *csecitem_session_decode(SecretService *service, GVariant *encoded) 
     return result;
 }
 
+SecretValue *csecitem_session_decode(SecretService *service, GVariant *encoded) {
+    return csecitem_session_open(csecitem_session_of(service), encoded);
+}
+
+/* The secrets of a GetSecrets reply ((a{o(oayays)}), consumed) as a table path →
+ * SecretValue (secret_value_unref on removal, which wipes). A secret the session
+ * cannot decrypt is left out and counted in *undecodable: KWallet answers with a key
+ * the session does not share in about 1 session in 100–250 (docs/secret-service-mapping.md). */
+GHashTable *csecitem_session_open_all(const CSecItemSession *session, GVariant *reply, guint *undecodable) {
+    GHashTable *table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)secret_value_unref);
+    GVariant *all = g_variant_get_child_value(reply, 0);
+    GVariantIter iter;
+    const gchar *path;
+    GVariant *encoded;
+    *undecodable = 0;
+    g_variant_iter_init(&iter, all);
+    while (g_variant_iter_next(&iter, "{&o@(oayays)}", &path, &encoded)) {
+        SecretValue *value = csecitem_session_open(session, encoded);
+        g_variant_unref(encoded);
+        if (value != NULL) {
+            g_hash_table_replace(table, g_strdup(path), value);
+        } else {
+            (*undecodable)++;
+        }
+    }
+    g_variant_unref(all);
+    g_variant_unref(reply);
+    return table;
+}
+
 /* `length` bytes as a secret for the provider ((oayays), floating), encrypted for this
  * session under a fresh IV; NULL when there is no session or libcrypto fails. */
-GVariant *csecitem_session_encode(SecretService *service, const void *bytes, gsize length, const char *content_type) {
-    const CSecItemSession *session = csecitem_session_of(service);
+GVariant *csecitem_session_seal(const CSecItemSession *session, const void *bytes, gsize length,
+                                const char *content_type) {
     static const unsigned char nothing[1] = {0};
     if (session == NULL || length > G_MAXINT - CSECITEM_AES_BYTES) return NULL;
     if (bytes == NULL) bytes = nothing;
@@ -305,4 +342,72 @@ GVariant *csecitem_session_encode(SecretService *service, const void *bytes, gsi
     g_free(plain);
     g_free(sealed);
     return result;
+}
+
+GVariant *csecitem_session_encode(SecretService *service, const void *bytes, gsize length, const char *content_type) {
+    return csecitem_session_seal(csecitem_session_of(service), bytes, length, content_type);
+}
+
+/* ---- The readings of provider bytes, for the fuzz target (see the public header) ---- */
+
+void csecitem_session_offer_public_value(const CSecItemSessionOffer *offer, guint8 *out) {
+    memcpy(out, offer->public_key, CSECITEM_DH_BYTES);
+}
+
+const gchar *csecitem_session_object_path(const CSecItemSession *session) { return session->path; }
+
+/* Untrusted serialized bytes as a GVariant of `type`, in memory of its own (malloc's
+ * alignment, which every GVariant type's reading assumes), as GDBus makes a message's body. */
+static GVariant *csecitem_untrusted_variant(const char *type, const guint8 *data, gsize length) {
+    guint8 *copy = g_malloc0_n(length > 0 ? length : 1, 1);
+    if (length > 0) memcpy(copy, data, length);
+    return g_variant_ref_sink(g_variant_new_from_data(G_VARIANT_TYPE(type), copy, length, FALSE, g_free, copy));
+}
+
+/* A GVariant's serialized bytes in memory of their own (g_free); the variant consumed. */
+static guint8 *csecitem_variant_bytes(GVariant *variant, gsize *out_length) {
+    GVariant *owned = g_variant_ref_sink(variant);
+    gsize length = g_variant_get_size(owned);
+    guint8 *copy = g_malloc0_n(length > 0 ? length : 1, 1);
+    if (length > 0) memcpy(copy, g_variant_get_data(owned), length);
+    g_variant_unref(owned);
+    *out_length = length;
+    return copy;
+}
+
+CSecItemSession *csecitem_session_read_reply(const CSecItemSessionOffer *offer, const guint8 *data, gsize length,
+                                             GError **error) {
+    return csecitem_session_from_reply(offer, csecitem_untrusted_variant("(vo)", data, length), error);
+}
+
+guint8 *csecitem_session_reply_bytes(const guint8 *value, gsize length, const char *path, gsize *out_length) {
+    GVariant *reply =
+        g_variant_new("(vo)", g_variant_new_fixed_array(G_VARIANT_TYPE("y"), value, length, 1), path);
+    return csecitem_variant_bytes(reply, out_length);
+}
+
+GHashTable *csecitem_session_read_secrets(const CSecItemSession *session, const guint8 *data, gsize length,
+                                          guint *undecodable) {
+    return csecitem_session_open_all(session, csecitem_untrusted_variant("(a{o(oayays)})", data, length), undecodable);
+}
+
+guint8 *csecitem_session_secrets_bytes(const CSecItemSession *session, guint count, const char *const *paths,
+                                       const guint8 *const *values, const gsize *lengths, gsize *out_length) {
+    GVariantBuilder builder;
+    g_variant_builder_init(&builder, G_VARIANT_TYPE("a{o(oayays)}"));
+    gboolean sealed = TRUE;
+    for (guint i = 0; i < count; i++) {
+        GVariant *secret = csecitem_session_seal(session, values[i], lengths[i], "application/octet-stream");
+        if (secret == NULL) {
+            sealed = FALSE;
+            break;
+        }
+        g_variant_builder_add(&builder, "{o@(oayays)}", paths[i], secret);
+    }
+    GVariant *all = g_variant_builder_end(&builder);
+    if (!sealed) {
+        g_variant_unref(g_variant_ref_sink(all));
+        return NULL;
+    }
+    return csecitem_variant_bytes(g_variant_new_tuple(&all, 1), out_length);
 }

@@ -297,6 +297,7 @@ struct _GCond {
        GDestroyNotify value_destroy_func),                                                                              \
       (hash_func, key_equal_func, key_destroy_func, value_destroy_func))                                                \
     X(gboolean, g_hash_table_replace, (GHashTable *hash_table, gpointer key, gpointer value), (hash_table, key, value)) \
+    X(guint, g_hash_table_size, (GHashTable *hash_table), (hash_table))                                                  \
     V(g_hash_table_unref, (GHashTable *hash_table), (hash_table))                                                       \
     X(GQuark, g_io_error_quark, (void), ())                                                                             \
     V(g_list_free_full, (GList *list, GDestroyNotify free_func), (list, free_func))                                     \
@@ -357,6 +358,7 @@ struct _GCond {
     X(gconstpointer, g_variant_get_data, (GVariant *value), (value))                                                    \
     X(gconstpointer, g_variant_get_fixed_array, (GVariant *value, gsize *n_elements, gsize element_size),              \
       (value, n_elements, element_size))                                                                                \
+    X(gsize, g_variant_get_size, (GVariant *value), (value))                                                            \
     X(guint32, g_variant_get_uint32, (GVariant *value), (value))                                                        \
     V(g_variant_get_va, (GVariant *value, const gchar *format_string, const gchar **endptr, va_list *app),              \
       (value, format_string, endptr, app))                                                                              \
@@ -368,6 +370,10 @@ struct _GCond {
     X(GVariant *, g_variant_new_fixed_array,                                                                            \
       (const GVariantType *element_type, gconstpointer elements, gsize n_elements, gsize element_size),                 \
       (element_type, elements, n_elements, element_size))                                                               \
+    X(GVariant *, g_variant_new_from_data,                                                                              \
+      (const GVariantType *type, gconstpointer data, gsize size, gboolean trusted, GDestroyNotify notify,               \
+       gpointer user_data),                                                                                             \
+      (type, data, size, trusted, notify, user_data))                                                                   \
     X(GVariant *, g_variant_new_string, (const gchar *string), (string))                                                \
     X(GVariant *, g_variant_new_tuple, (GVariant *const *children, gsize n_children), (children, n_children))           \
     X(GVariant *, g_variant_new_va, (const gchar *format_string, const gchar **endptr, va_list *app),                   \

@@ -30,6 +30,38 @@ gpointer csecitem_object_ref(gpointer object);
 /* The object path of the encryption session csecitem_service_open opened for `service`. */
 const gchar *csecitem_session_path(SecretService *service);
 
+/* The session's readings of what the provider sends, reached by the fuzz target
+ * (Fuzz/SecItemFuzz, `secret-service-session`; docs/fuzzing.md) without a bus: the
+ * provider's OpenSession reply and its GetSecrets reply, each as a serialized GVariant
+ * (the bytes untrusted, as GDBus hands a message's body over), through the same code
+ * the backend runs on the message. csecitem_secret_load first. */
+typedef struct CSecItemSession CSecItemSession;
+typedef struct CSecItemSessionOffer CSecItemSessionOffer;
+/* The client's half of a new Diffie-Hellman exchange (NULL when there is no randomness). */
+CSecItemSessionOffer *csecitem_session_offer_new(void);
+void csecitem_session_offer_free(CSecItemSessionOffer *offer);
+/* The offer's public value: 128 big-endian bytes into `out`. */
+void csecitem_session_offer_public_value(const CSecItemSessionOffer *offer, guint8 *out);
+/* OpenSession's reply, serialized "(vo)" → the session for `offer` (NULL: a plain one),
+ * or NULL with *error set when the provider's value is refused. */
+CSecItemSession *csecitem_session_read_reply(const CSecItemSessionOffer *offer, const guint8 *data, gsize length,
+                                             GError **error);
+/* A serialized "(vo)" reply holding `value` as a byte array ("ay") and session `path`
+ * (g_free; *out_length set): what a provider that answers with `value` sends. */
+guint8 *csecitem_session_reply_bytes(const guint8 *value, gsize length, const char *path, gsize *out_length);
+/* GetSecrets' reply, serialized "(a{o(oayays)})" → path → secret (csecitem_secret_bytes;
+ * g_hash_table_unref), with *undecodable the secrets this session could not open. */
+GHashTable *csecitem_session_read_secrets(const CSecItemSession *session, const guint8 *data, gsize length,
+                                          guint *undecodable);
+/* A serialized GetSecrets reply holding secret i (`values[i]`, `lengths[i]` bytes) for
+ * item `paths[i]`, each sealed for `session` (g_free; *out_length set; NULL when
+ * sealing fails). */
+guint8 *csecitem_session_secrets_bytes(const CSecItemSession *session, guint count, const char *const *paths,
+                                       const guint8 *const *values, const gsize *lengths, gsize *out_length);
+/* The session's object path. */
+const gchar *csecitem_session_object_path(const CSecItemSession *session);
+void csecitem_session_free(gpointer session);
+
 /* ---- values.c: attribute tables, properties, secrets ---------------------- */
 
 GHashTable *csecitem_strhash_new(void);
