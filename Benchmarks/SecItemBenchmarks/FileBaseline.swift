@@ -9,8 +9,9 @@ import SecItemSQLite
 /// SecItem layer: the same design as the backend (format 2), measuring what the
 /// Swift layers cost on top of it.
 ///
-/// Same schema, same pragmas (WAL, `synchronous=FULL`, `secure_delete`), writes
-/// in `BEGIN IMMEDIATE` with the data-version check (`SQLITE_FCNTL_DATA_VERSION`),
+/// Same schema, same pragmas (WAL, `synchronous=FULL`, `secure_delete`,
+/// `journal_size_limit=0`), writes in `BEGIN IMMEDIATE` with the data-version check
+/// (`SQLITE_FCNTL_DATA_VERSION`), the WAL emptied after an update or delete,
 /// the row-set commitment updated in each write (three cells per element, an HMAC
 /// over the state, one UPDATE of the state row), reads without BEGIN followed by
 /// the data-version check, the same reused HMAC and AES-256-GCM contexts, the
@@ -52,6 +53,7 @@ final class RawFileKeychain: RawStore {
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=FULL")
         try exec("PRAGMA secure_delete=ON")
+        try exec("PRAGMA journal_size_limit=0")
         try exec("PRAGMA application_id=1397048649")
         try exec(SQLiteBackend.schemaSQL)
         try exec("INSERT INTO meta VALUES ('epoch', 1)")
@@ -135,8 +137,12 @@ final class RawFileKeychain: RawStore {
     }
 
     /// Replaces the data of service+account; returns the number of rows changed.
+    /// Then, as the backend does after any write that replaced or deleted a row,
+    /// `wal_checkpoint(TRUNCATE)`: the WAL still holds the page as it was before
+    /// (docs/file-format.md, "The WAL does not keep what was deleted"), a guarantee
+    /// of the format, so its two more syncs are part of this floor.
     func update(account: String, data: [UInt8]) throws -> Int {
-        try transaction {
+        let changed = try transaction {
             let pk = try self.primaryKeyMAC(account: account)
             guard let found = try self.findByPrimaryKey(pk) else { return 0 }
             let row = try self.encode(
@@ -146,11 +152,14 @@ final class RawFileKeychain: RawStore {
             try self.commitRow(added: row, removed: found.element)
             return 1
         }
+        if changed > 0 { purgeWAL() }
+        return changed
     }
 
-    /// Deletes service+account; returns the number of rows deleted.
+    /// Deletes service+account; returns the number of rows deleted; then empties the
+    /// WAL as ``update(account:data:)`` does.
     func delete(account: String) throws -> Int {
-        try transaction {
+        let changed = try transaction {
             let pk = try self.primaryKeyMAC(account: account)
             guard let found = try self.findByPrimaryKey(pk) else { return 0 }
             sqlite3_bind_int64(self.delete, 1, found.seq)
@@ -159,6 +168,14 @@ final class RawFileKeychain: RawStore {
             try self.commitRow(added: nil, removed: found.element)
             return 1
         }
+        if changed > 0 { purgeWAL() }
+        return changed
+    }
+
+    /// The backend's step after a commit that replaced or deleted a row: the pages go
+    /// into the main file (zeroed there by `secure_delete`), the WAL is cut to nothing.
+    private func purgeWAL() {
+        sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
     }
 
     /// The attributes of every item with `label`, as the minimum a caller needs.
