@@ -418,8 +418,10 @@ enum ResultShaper {
     }
 
     static func attributes(of item: StoredItem) -> [String: Any] {
-        var out = [String: Any](minimumCapacity: item.attributes.count)
-        for (key, value) in item.attributes { out[key] = value.anyValue }
+        // mapValues keeps the keys where they are in the hash table: no key is hashed
+        // again (inserting each one hashed every key of every item a query returns, a
+        // third of a 100-item attribute query on the memory backend).
+        var out = item.attributes.mapValues { $0.anyValue }
         // kSecAttrAccessControl is stored as its flags next to pdmn; it comes back as the object.
         if case .number(let flags)? = item.attributes[SecConstant.kSecAttrAccessControl], case .string(let pdmn)? = item.attributes[SecConstant.kSecAttrAccessible] {
             out[SecConstant.kSecAttrAccessControl] = SecAccessControl(
