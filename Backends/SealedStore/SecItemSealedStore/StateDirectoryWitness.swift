@@ -116,7 +116,10 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
     }
 
     static func oneLine(_ text: String) -> String {
-        String(text.map { $0.isNewline ? " " : $0 })
+        // Printable ASCII and tabs, the usual identity and location, hold no line break:
+        // no walk over Characters (grapheme breaking), which every mark read and write made.
+        if text.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }) { return text }
+        return String(text.map { $0.isNewline ? " " : $0 })
     }
 
     /// Now, as ISO 8601 in UTC (`2026-12-02T05:40:00Z`), without a formatter: a
@@ -222,14 +225,15 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
     /// mark's tail, is not part of the mark) and checks the bytes before it.
     static func checkedBody(_ bytes: [UInt8]) -> CheckedBody {
         let marker = Array("\ncheck ".utf8)
-        var start = 0
+        // Each line break, then the six bytes after it (not a comparison at every offset).
         var found: Int?
-        while start + marker.count <= bytes.count {
-            if bytes[start..<(start + marker.count)].elementsEqual(marker) {
-                found = start + 1
+        var start = 0
+        while let newline = bytes[start...].firstIndex(of: 0x0A), newline + marker.count <= bytes.count {
+            if bytes[newline..<(newline + marker.count)].elementsEqual(marker) {
+                found = newline + 1
                 break
             }
-            start += 1
+            start = newline + 1
         }
         guard let at = found else { return .unchecked }
         let digits = bytes[(at + marker.count - 1)...].prefix { $0 != 0x0A }
@@ -273,13 +277,31 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
     {
         // A replacement a power loss cut short (the mark is not fsynced): no mark.
         if bytes.isEmpty { return nil }
-        var fields: [String: String] = [:]
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            guard let space = line.firstIndex(of: " ") else { continue }
-            fields[String(line[..<space])] = String(line[line.index(after: space)...])
+        // Lines "name value"; a name given twice, the last. Only the five names read are
+        // kept, as byte ranges (a mark is read after every commit another process makes).
+        var version, generationText, digestText, storeText, idText: ArraySlice<UInt8>?
+        var lineStart = bytes.startIndex
+        while lineStart < bytes.endIndex {
+            let lineEnd = bytes[lineStart...].firstIndex(of: 0x0A) ?? bytes.endIndex
+            let line = bytes[lineStart..<lineEnd]
+            lineStart = lineEnd < bytes.endIndex ? lineEnd + 1 : lineEnd
+            guard let space = line.firstIndex(of: 0x20) else { continue }
+            let name = line[..<space], value = line[(space + 1)...]
+            if name.elementsEqual(Self.versionName) {
+                version = value
+            } else if name.elementsEqual(Self.generationName) {
+                generationText = value
+            } else if name.elementsEqual(Self.digestName) {
+                digestText = value
+            } else if name.elementsEqual(Self.storeName) {
+                storeText = value
+            } else if name.elementsEqual(Self.storeIDName) {
+                idText = value
+            }
         }
-        guard fields["secitem-high-water-mark"] == "1", let generation = fields["generation"].flatMap({ Int64($0) }),
-            let digest = fields["digest"].flatMap(Self.unhex)
+        func text(_ field: ArraySlice<UInt8>?) -> String? { field.map { String(decoding: $0, as: UTF8.self) } }
+        guard let version, version.elementsEqual([0x31]), let generation = text(generationText).flatMap({ Int64($0) }),
+            let digest = text(digestText).flatMap(Self.unhex)
         else {
             throw SecItemError(
                 errSecIO,
@@ -287,10 +309,16 @@ public struct StateDirectoryWitness: RollbackWitness, CustomStringConvertible {
                     + "state) or run `secitem accept-restore`")
         }
         // Two identities with one file name: this store has no mark of its own yet.
-        guard fields["store"] == Self.oneLine(store.identity) else { return nil }
-        let id = fields["store-id"].flatMap { $0 == "-" ? nil : Self.unhex($0) }
+        guard let storeText, storeText.elementsEqual(Self.oneLine(store.identity).utf8) else { return nil }
+        let id = text(idText).flatMap { $0 == "-" ? nil : Self.unhex($0) }
         return HighWaterMark(generation: generation, digest: digest, storeID: id)
     }
+
+    private static let versionName = Array("secitem-high-water-mark".utf8)
+    private static let generationName = Array("generation".utf8)
+    private static let digestName = Array("digest".utf8)
+    private static let storeName = Array("store".utf8)
+    private static let storeIDName = Array("store-id".utf8)
 
     package static func unhex(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
