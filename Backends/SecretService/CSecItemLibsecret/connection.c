@@ -1,6 +1,6 @@
-/* The session bus and the Secret Service proxy, opened on a private main
- * context with a GLib timer as the bound: no extra thread (a Dispatch timer)
- * just to cancel a call that runs late. */
+/* The session bus, the encryption session and (for what needs libsecret) the Secret
+ * Service proxy, opened on a private main context with a GLib timer as the bound: no
+ * extra thread (a Dispatch timer) just to cancel a call that runs late. */
 #include "internal.h"
 
 /* A bound on a private main context: after `timeout_ms` the cancellable is
@@ -70,8 +70,8 @@ static void csecitem_connect_done(GObject *source, GAsyncResult *result, gpointe
  * the process when the bus goes away, which a library must never do. This is the
  * process's session-bus connection (a singleton GLib keeps while referenced),
  * the one libsecret's SecretService then uses (its constructor forces
- * G_BUS_TYPE_SESSION): the caller keeps this reference until the service is
- * open, so that both are the same connection (one connection per process). */
+ * G_BUS_TYPE_SESSION): the caller keeps this reference as long as it may open the
+ * service, so that both are the same connection (one connection per process). */
 GDBusConnection *csecitem_connect(gint timeout_ms, gboolean *timed_out, GError **error) {
     CSecItemBounded bounded;
     csecitem_bounded_begin(&bounded, timeout_ms);
@@ -124,62 +124,58 @@ static void csecitem_alias_read(GObject *source, GAsyncResult *result, gpointer 
     csecitem_bounded_done(opening->bounded);
 }
 
-/* In C because it runs libsecret's asynchronous open and a direct call at
- * once on a private main context (csecitem_bounded_*), and because
- * SECRET_TYPE_SERVICE and G_DBUS_PROXY are macros Swift cannot import.
+/* Sends Service.ReadAlias(alias) on the opening's context (pending + 1). */
+static void csecitem_alias_send(CSecItemOpening *opening, GDBusConnection *connection, const char *alias,
+                                gint timeout_ms) {
+    opening->bounded->pending++;
+    g_dbus_connection_call(connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE, "ReadAlias",
+                           g_variant_new("(s)", alias), G_VARIANT_TYPE("(o)"), G_DBUS_CALL_FLAGS_NONE, timeout_ms,
+                           opening->bounded->cancellable, csecitem_alias_read, opening);
+}
+
+/* The ReadAlias reply (or its failure) into *alias_path / *alias_error. */
+static void csecitem_alias_take(CSecItemOpening *opening, gchar **alias_path, GError **alias_error) {
+    if (alias_path != NULL) *alias_path = NULL;
+    if (opening->alias_reply != NULL) {
+        if (alias_path != NULL) g_variant_get(opening->alias_reply, "(o)", alias_path);
+        g_variant_unref(opening->alias_reply);
+    } else if (opening->alias_error != NULL) {
+        g_propagate_error(alias_error, opening->alias_error);
+    }
+}
+
+/* In C because it sends Service.OpenSession and Service.ReadAlias at once on a private
+ * main context (csecitem_bounded_*) and does the session's Diffie-Hellman (session.c).
  *
- * A new (not the process-wide cached) SecretService proxy on `connection` (the
- * process's session bus, see csecitem_connect), with an encryption session open
- * (dh-ietf1024-sha256-aes128-cbc-pkcs7, plain only if the provider offers nothing
- * else: libsecret's negotiation, done by session.c with libcrypto and sent at the
- * same time as the proxy is set up, so that it costs no round trip of its own); its
- * own later calls time out after `timeout_ms`. When `alias` is not NULL,
- * Service.ReadAlias(alias) is sent on `connection` at the same time too:
- * *alias_path is then the collection's path (g_free; "/" when the alias is
- * unset) or NULL with *alias_error set. Everything is bounded by `timeout_ms`;
- * *timed_out says whether the bound cut it short. */
-SecretService *csecitem_service_open(GDBusConnection *connection, const char *alias, gint timeout_ms,
-                                     gchar **alias_path, GError **alias_error, gboolean *timed_out,
-                                     GError **error) {
-    CSecItemBounded bounded;
-    csecitem_bounded_begin(&bounded, timeout_ms);
-    CSecItemOpening opening = {.bounded = &bounded};
+ * The encryption session (dh-ietf1024-sha256-aes128-cbc-pkcs7, plain only if the
+ * provider offers nothing else, as libsecret negotiates) opened with plain GDBus calls on
+ * `connection`: no libsecret proxy (its set-up costs the bus daemon's AddMatch,
+ * GetNameOwner and StartServiceByName, the provider's Properties.GetAll and millions of
+ * instructions of GObject and GDBusProxy work; issue 24). When `alias` is not NULL,
+ * Service.ReadAlias(alias) is sent at the same time: *alias_path is then the
+ * collection's path (g_free; "/" when the alias is unset) or NULL with *alias_error set.
+ * Everything is bounded by `timeout_ms`; *timed_out says whether the bound cut it short.
+ * The session is the caller's (csecitem_session_free); NULL with *error set on failure. */
+CSecItemSession *csecitem_session_begin(GDBusConnection *connection, const char *alias, gint timeout_ms,
+                                        gchar **alias_path, GError **alias_error, gboolean *timed_out,
+                                        GError **error) {
+    if (alias_path != NULL) *alias_path = NULL;
+    *timed_out = FALSE;
     CSecItemSessionOffer *offer = csecitem_session_offer_new();
     if (offer == NULL) {
-        csecitem_bounded_finish(&bounded);
-        *timed_out = FALSE;
-        if (alias_path != NULL) *alias_path = NULL;
         g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot make a Diffie-Hellman key for the session");
         return NULL;
     }
-    bounded.pending = 2;
-    secret_service_open(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_NONE, bounded.cancellable, csecitem_service_opened,
-                        &opening);
+    CSecItemBounded bounded;
+    csecitem_bounded_begin(&bounded, timeout_ms);
+    CSecItemOpening opening = {.bounded = &bounded};
+    bounded.pending = 1;
     g_dbus_connection_call(connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE,
                            "OpenSession", csecitem_session_offer_parameters(offer), G_VARIANT_TYPE("(vo)"),
                            G_DBUS_CALL_FLAGS_NONE, timeout_ms, bounded.cancellable, csecitem_session_opened, &opening);
-    if (alias != NULL) {
-        bounded.pending++;
-        g_dbus_connection_call(connection, CSECITEM_BUS_NAME, CSECITEM_SERVICE_PATH, CSECITEM_SERVICE_IFACE,
-                               "ReadAlias", g_variant_new("(s)", alias), G_VARIANT_TYPE("(o)"),
-                               G_DBUS_CALL_FLAGS_NONE, timeout_ms, bounded.cancellable, csecitem_alias_read,
-                               &opening);
-    }
+    if (alias != NULL) csecitem_alias_send(&opening, connection, alias, timeout_ms);
     *timed_out = csecitem_bounded_finish(&bounded);
-    if (alias_path != NULL) *alias_path = NULL;
-    if (opening.alias_reply != NULL) {
-        if (alias_path != NULL) g_variant_get(opening.alias_reply, "(o)", alias_path);
-        g_variant_unref(opening.alias_reply);
-    } else if (opening.alias_error != NULL) {
-        g_propagate_error(alias_error, opening.alias_error);
-    }
-    if (opening.service == NULL) {
-        g_propagate_error(error, opening.service_error);
-        if (opening.session_reply != NULL) g_variant_unref(opening.session_reply);
-        if (opening.session_error != NULL) g_error_free(opening.session_error);
-        csecitem_session_offer_free(offer);
-        return NULL;
-    }
+    csecitem_alias_take(&opening, alias_path, alias_error);
     if (opening.session_error != NULL && csecitem_session_unsupported(opening.session_error)) {
         /* The provider offers no encrypted session: ask for "plain", as libsecret does. */
         g_error_free(opening.session_error);
@@ -191,12 +187,42 @@ SecretService *csecitem_service_open(GDBusConnection *connection, const char *al
             csecitem_session_offer_parameters(NULL), G_VARIANT_TYPE("(vo)"), G_DBUS_CALL_FLAGS_NONE, timeout_ms, NULL,
             &opening.session_error);
     }
-    gboolean accepted = opening.session_reply != NULL
-                            ? csecitem_session_accept(opening.service, offer, opening.session_reply, error)
-                            : (g_propagate_error(error, opening.session_error), FALSE);
+    CSecItemSession *session = NULL;
+    if (opening.session_reply != NULL) {
+        session = csecitem_session_from_reply(offer, opening.session_reply, error);
+    } else {
+        g_propagate_error(error, opening.session_error);
+    }
     csecitem_session_offer_free(offer);
-    if (!accepted) {
-        g_object_unref(opening.service);
+    return session;
+}
+
+/* In C because it runs libsecret's asynchronous open (and a direct call beside it) on a
+ * private main context (csecitem_bounded_*), and because SECRET_TYPE_SERVICE and
+ * G_DBUS_PROXY are macros Swift cannot import.
+ *
+ * A new (not the process-wide cached) SecretService proxy, without a session (libsecret
+ * opens its own when a call needs one), on the process's session bus: `connection`, the
+ * connection csecitem_connect returned, which the caller keeps referenced so that
+ * libsecret's g_bus_get finds the same one. Only what needs libsecret's prompt handling
+ * (unlocking, a prompted delete or create) opens it, on first use. Its own later calls
+ * time out after `timeout_ms`. When `alias` is not NULL, Service.ReadAlias(alias) is
+ * sent at the same time (see csecitem_session_begin). Everything is bounded by
+ * `timeout_ms`; *timed_out says whether the bound cut it short. */
+SecretService *csecitem_service_open(GDBusConnection *connection, const char *alias, gint timeout_ms,
+                                     gchar **alias_path, GError **alias_error, gboolean *timed_out,
+                                     GError **error) {
+    CSecItemBounded bounded;
+    csecitem_bounded_begin(&bounded, timeout_ms);
+    CSecItemOpening opening = {.bounded = &bounded};
+    bounded.pending = 1;
+    secret_service_open(SECRET_TYPE_SERVICE, NULL, SECRET_SERVICE_NONE, bounded.cancellable, csecitem_service_opened,
+                        &opening);
+    if (alias != NULL) csecitem_alias_send(&opening, connection, alias, timeout_ms);
+    *timed_out = csecitem_bounded_finish(&bounded);
+    csecitem_alias_take(&opening, alias_path, alias_error);
+    if (opening.service == NULL) {
+        g_propagate_error(error, opening.service_error);
         return NULL;
     }
     g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(opening.service), timeout_ms);
@@ -209,13 +235,3 @@ SecretService *csecitem_service_open(GDBusConnection *connection, const char *al
 void csecitem_service_set_timeout(SecretService *service, gint timeout_ms) {
     g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(service), timeout_ms);
 }
-
-/* In C for the G_DBUS_PROXY cast macro: the connection the proxy talks on. */
-GDBusConnection *csecitem_service_connection(SecretService *service) {
-    return g_dbus_proxy_get_connection(G_DBUS_PROXY(service));
-}
-
-/* In C because g_object_ref is a macro in GLib's headers (a typeof cast around
- * the function) that Swift could not import; kept as the one way to take a
- * reference from Swift. */
-gpointer csecitem_object_ref(gpointer object) { return g_object_ref(object); }

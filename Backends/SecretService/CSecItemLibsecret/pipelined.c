@@ -105,7 +105,7 @@ gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *c
  * set; *secrets is a table path → SecretValue (secret_value_unref on removal,
  * which wipes) or NULL with *secrets_error set; *undecodable (when secrets is not
  * NULL) counts the secrets the session could not decrypt. */
-void csecitem_read_items(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+void csecitem_read_items(const CSecItemSession *session, GDBusConnection *connection, const gchar *const *paths,
                          guint count, gboolean attributes_only, gint timeout_ms, GCancellable *cancellable,
                          GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error,
                          guint *undecodable) {
@@ -129,7 +129,7 @@ void csecitem_read_items(SecretService *service, GDBusConnection *connection, co
         calls[count].interface = CSECITEM_SERVICE_IFACE;
         calls[count].method = "GetSecrets";
         calls[count].parameters =
-            g_variant_new("(^aoo)", (gchar **)paths, csecitem_session_path(service));
+            g_variant_new("(^aoo)", (gchar **)paths, csecitem_session_object_path(session));
         calls[count].reply_type = G_VARIANT_TYPE("(a{o(oayays)})");
     }
     csecitem_call_all(connection, calls, total, timeout_ms, cancellable);
@@ -156,7 +156,7 @@ void csecitem_read_items(SecretService *service, GDBusConnection *connection, co
     if (secrets != NULL) {
         *secrets = NULL;
         if (calls[count].reply != NULL) {
-            *secrets = csecitem_session_open_all(csecitem_session_of(service), calls[count].reply, undecodable);
+            *secrets = csecitem_session_open_all(session, calls[count].reply, undecodable);
         } else {
             g_propagate_error(secrets_error, calls[count].error);
         }
@@ -167,11 +167,11 @@ void csecitem_read_items(SecretService *service, GDBusConnection *connection, co
 /* Service.GetSecrets of `paths` (NULL-terminated), decoded: the table of
  * csecitem_read_items, or NULL with *error set. *undecodable counts the secrets
  * the provider sent that this session could not decrypt. */
-GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+GHashTable *csecitem_get_secrets(const CSecItemSession *session, GDBusConnection *connection, const gchar *const *paths,
                                  gint timeout_ms, GCancellable *cancellable, guint *undecodable, GError **error) {
     CSecItemCall call = {.path = CSECITEM_SERVICE_PATH, .interface = CSECITEM_SERVICE_IFACE, .method = "GetSecrets",
                          .parameters = g_variant_new("(^aoo)", (gchar **)paths,
-                                                     csecitem_session_path(service)),
+                                                     csecitem_session_object_path(session)),
                          .reply_type = G_VARIANT_TYPE("(a{o(oayays)})")};
     *undecodable = 0;
     csecitem_call_all(connection, &call, 1, timeout_ms, cancellable);
@@ -179,7 +179,7 @@ GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connec
         g_propagate_error(error, call.error);
         return NULL;
     }
-    return csecitem_session_open_all(csecitem_session_of(service), call.reply, undecodable);
+    return csecitem_session_open_all(session, call.reply, undecodable);
 }
 
 /* In C because it pipelines up to three writes (csecitem_call_all) and encodes
@@ -187,7 +187,7 @@ GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connec
  * Item.SetSecret (when `set_secret`), Properties.Set(Attributes) (when
  * `attributes`), Properties.Set(Label) (when `label`), in that order.
  * errors[0..2] are set for the calls that failed. */
-void csecitem_item_write(SecretService *service, GDBusConnection *connection, const char *item_path,
+void csecitem_item_write(const CSecItemSession *session, GDBusConnection *connection, const char *item_path,
                          gboolean set_secret, const void *bytes, gsize length, GHashTable *attributes,
                          const char *label, gint timeout_ms, GCancellable *cancellable, GError **errors) {
     CSecItemCall calls[3];
@@ -196,7 +196,7 @@ void csecitem_item_write(SecretService *service, GDBusConnection *connection, co
     memset(calls, 0, sizeof calls);
     errors[0] = errors[1] = errors[2] = NULL;
     if (set_secret) {
-        GVariant *encoded = csecitem_session_encode(service, bytes, length, csecitem_content_type(bytes, length));
+        GVariant *encoded = csecitem_session_seal(session, bytes, length, csecitem_content_type(bytes, length));
         if (encoded == NULL) {
             g_set_error_literal(&errors[0], G_IO_ERROR, G_IO_ERROR_FAILED, "could not encode the secret for the session");
             return;

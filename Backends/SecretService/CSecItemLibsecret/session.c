@@ -13,9 +13,9 @@
  * none of OpenSSL's providers); HMAC-SHA256 and AES-128-CBC are libgcrypt's, from the
  * libsecret already loaded (gcrypt_api.h), or libcrypto's EVP when it has none.
  *
- * The session hangs off the SecretService proxy (g_object_set_data_full), so it lives and
- * dies with it; the proxy itself is opened without a libsecret session, which libsecret
- * opens on its own only for the calls that encode a secret inside it (CreateItem). */
+ * The session is opened with plain GDBus calls (csecitem_session_begin, connection.c) and
+ * belongs to the backend's session object (csecitem_session_free), not to a libsecret
+ * proxy: the read path creates none. */
 #include "internal.h"
 #include "gcrypt_api.h"
 #include <dlfcn.h>
@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#define CSECITEM_SESSION_KEY "csecitem-session"
 #define CSECITEM_DH_BYTES 128
 #define CSECITEM_AES_BYTES 16
 
@@ -229,26 +228,6 @@ CSecItemSession *csecitem_session_from_reply(const CSecItemSessionOffer *offer, 
     return session;
 }
 
-/* csecitem_session_from_reply, the session attached to `service` (it lives as long as
- * the proxy). */
-gboolean csecitem_session_accept(SecretService *service, const CSecItemSessionOffer *offer, GVariant *reply,
-                                 GError **error) {
-    CSecItemSession *session = csecitem_session_from_reply(offer, reply, error);
-    if (session == NULL) return FALSE;
-    g_object_set_data_full((GObject *)service, CSECITEM_SESSION_KEY, session, csecitem_session_free);
-    return TRUE;
-}
-
-const CSecItemSession *csecitem_session_of(SecretService *service) {
-    return (const CSecItemSession *)g_object_get_data((GObject *)service, CSECITEM_SESSION_KEY);
-}
-
-/* The session's object path on the provider (NULL before csecitem_session_accept). */
-const gchar *csecitem_session_path(SecretService *service) {
-    const CSecItemSession *session = csecitem_session_of(service);
-    return session != NULL ? session->path : NULL;
-}
-
 /* A secret as the provider sent it ((oayays): session, IV, ciphertext, content type) →
  * a SecretValue (secret_value_unref, which wipes), or NULL when this session cannot
  * decrypt it (another session's, a bad length, bad padding). */
@@ -280,10 +259,6 @@ SecretValue *csecitem_session_open(const CSecItemSession *session, GVariant *enc
     g_variant_unref(parameters);
     g_variant_unref(value);
     return result;
-}
-
-SecretValue *csecitem_session_decode(SecretService *service, GVariant *encoded) {
-    return csecitem_session_open(csecitem_session_of(service), encoded);
 }
 
 /* The secrets of a GetSecrets reply ((a{o(oayays)}), consumed) as a table path →
@@ -342,10 +317,6 @@ GVariant *csecitem_session_seal(const CSecItemSession *session, const void *byte
     g_free(plain);
     g_free(sealed);
     return result;
-}
-
-GVariant *csecitem_session_encode(SecretService *service, const void *bytes, gsize length, const char *content_type) {
-    return csecitem_session_seal(csecitem_session_of(service), bytes, length, content_type);
 }
 
 /* ---- The readings of provider bytes, for the fuzz target (see the public header) ---- */

@@ -131,9 +131,9 @@ extension SecretServiceSession {
         throw SecItemError(errSecNotAvailable, "the Secret Service backend cannot load libsecret: \(detail)")
     }
 
-    /// Connects to the session bus: the process's connection, referenced (release
-    /// it with `g_object_unref` once the service is open: while it is referenced,
-    /// libsecret's service uses this very connection, so a process has one).
+    /// Connects to the session bus: the process's connection, referenced (the session
+    /// keeps the reference: while it is referenced, a libsecret proxy opened later uses
+    /// this very connection, so a process has one).
     static func connectBus(_ timeout: Duration) throws(SecItemError) -> OpaquePointer {
         try loadLibsecret()
         var timedOut: gboolean = 0
@@ -148,25 +148,24 @@ extension SecretServiceSession {
         return bus
     }
 
-    /// A new SecretService proxy with an encryption session on `bus`, and its
-    /// connection (both referenced: release them with
-    /// ``release(service:connection:watch:)``); with `alias`, the collection path
-    /// that alias names, read in the same round trip as the session is opened
-    /// (`nil` when the alias is unset, a failure when reading it failed).
-    static func openService(_ bus: OpaquePointer, readingAlias alias: String?, _ timeout: Duration) throws(SecItemError)
-        -> (service: OpaquePointer, connection: OpaquePointer, alias: Result<String?, SecItemError>?)
+    /// A new encryption session on `bus` (a `CSecItemSession`: free it with
+    /// ``release(session:proxy:connection:watch:)``), opened with plain D-Bus calls; with
+    /// `alias`, the collection path that alias names, read in the same round trip as the
+    /// session is opened (`nil` when the alias is unset, a failure when reading it failed).
+    static func beginSession(_ bus: OpaquePointer, readingAlias alias: String?, _ timeout: Duration) throws(SecItemError)
+        -> (session: OpaquePointer, alias: Result<String?, SecItemError>?)
     {
         var timedOut: gboolean = 0
         var error: UnsafeMutablePointer<GError>? = nil
         var aliasError: UnsafeMutablePointer<GError>? = nil
         var aliasPath: UnsafeMutablePointer<gchar>? = nil
-        var service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
+        var session = csecitem_session_begin(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
         // KWallet (kwalletd ≤ 5.103) refuses a DH public key of fewer than 128 bytes, and
         // libsecret sent its key without leading zero bytes: 1 session in 256 failed with
         // InvalidArgs "Client public key size is invalid". The session is now ours
         // (session.c), whose key is always 128 bytes; a new session would have a new key.
         var attempts = 1
-        while service == nil, attempts < 4, let failed = error, Self.isRejectedSessionKey(failed) {
+        while session == nil, attempts < 4, let failed = error, Self.isRejectedSessionKey(failed) {
             g_error_free(failed)
             error = nil
             if let aliasPath { g_free(aliasPath) }
@@ -174,7 +173,7 @@ extension SecretServiceSession {
             aliasPath = nil
             aliasError = nil
             attempts += 1
-            service = csecitem_service_open(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
+            session = csecitem_session_begin(bus, alias, timeout.milliseconds, &aliasPath, &aliasError, &timedOut, &error)
         }
         var aliasResult: Result<String?, SecItemError>?
         if let alias {
@@ -195,12 +194,28 @@ extension SecretServiceSession {
                 consume(error), what: "opening the Secret Service (org.freedesktop.secrets)", timeout: timeout,
                 timedOut: timedOut != 0, phase: .provider)
         }
-        guard let service else {
+        guard let session else {
             throw SecItemError(errSecNotAvailable, "the Secret Service provider did not open a session")
         }
-        let connection = csecitem_service_connection(service)!
-        _ = csecitem_object_ref(UnsafeMutableRawPointer(connection))
-        return (service, connection, aliasResult)
+        return (session, aliasResult)
+    }
+
+    /// libsecret's `SecretService` proxy on this session's connection, opened on first use
+    /// (what needs libsecret: its prompts) and kept for the session's life.
+    func libsecretService() throws(SecItemError) -> OpaquePointer {
+        if let proxy { return proxy }
+        var timedOut: gboolean = 0
+        var error: UnsafeMutablePointer<GError>? = nil
+        let opened = csecitem_service_open(connection, nil, timeoutMilliseconds, nil, nil, &timedOut, &error)
+        if let error {
+            let facts = consume(error)
+            throw SecItemError(
+                facts, what: "opening the Secret Service (org.freedesktop.secrets)", timeout: timeout,
+                timedOut: timedOut != 0, phase: .provider)
+        }
+        guard let opened else { throw SecItemError(errSecNotAvailable, "the Secret Service could not be opened") }
+        proxy = opened
+        return opened
     }
 
     /// Whether opening the session failed because the provider refused the client's DH key.
@@ -218,8 +233,8 @@ extension SecretServiceSession {
     /// made libsecret open one, libsecret's.
     func closeOnProvider() throws(SecItemError) {
         var paths: [String] = []
-        if let own = csecitem_session_path(service) { paths.append(String(cString: own)) }
-        if let theirs = secret_service_get_session_dbus_path(service) { paths.append(String(cString: theirs)) }
+        if let own = csecitem_session_object_path(secretSession) { paths.append(String(cString: own)) }
+        if let proxy, let theirs = secret_service_get_session_dbus_path(proxy) { paths.append(String(cString: theirs)) }
         for path in paths {
             let reply = try directCall("closing the session") { ms, e in
                 g_dbus_connection_call_sync(
@@ -234,9 +249,10 @@ extension SecretServiceSession {
         csecitem_service_set_timeout(service, milliseconds)
     }
 
-    static func release(service: OpaquePointer, connection: OpaquePointer, watch: OpaquePointer?) {
+    static func release(session: OpaquePointer, proxy: OpaquePointer?, connection: OpaquePointer, watch: OpaquePointer?) {
         if let watch { csecitem_watch_stop(watch) }
-        g_object_unref(UnsafeMutableRawPointer(service))
+        csecitem_session_free(UnsafeMutableRawPointer(session))
+        if let proxy { g_object_unref(UnsafeMutableRawPointer(proxy)) }
         g_object_unref(UnsafeMutableRawPointer(connection))
     }
 
@@ -343,12 +359,12 @@ extension SecretServiceSession {
                     errors.withUnsafeMutableBufferPointer { e in
                         if withSecrets {
                             csecitem_read_items(
-                                service, connection, pathsBuffer.baseAddress, guint(paths.count),
+                                secretSession, connection, pathsBuffer.baseAddress, guint(paths.count),
                                 attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, &table, &secretsError,
                                 &undecodable)
                         } else {
                             csecitem_read_items(
-                                service, connection, pathsBuffer.baseAddress, guint(paths.count),
+                                secretSession, connection, pathsBuffer.baseAddress, guint(paths.count),
                                 attributesOnly ? 1 : 0, ms, nil, v.baseAddress, e.baseAddress, nil, nil, nil)
                         }
                     }
@@ -405,7 +421,7 @@ extension SecretServiceSession {
         var undecodable: guint = 0
         let table = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> OpaquePointer? in
             try directCall("reading secrets") { ms, e in
-                csecitem_get_secrets(service, connection, array, ms, nil, &undecodable, e)
+                csecitem_get_secrets(secretSession, connection, array, ms, nil, &undecodable, e)
             }
         }
         guard let table else { return [:] }
@@ -417,6 +433,7 @@ extension SecretServiceSession {
     /// Unlocks `paths` through the provider's prompt.
     /// - Throws: `errSecUserCanceled` when the prompt is dismissed.
     func unlock(_ paths: [String]) throws(SecItemError) {
+        let service = try libsecretService()
         let count = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> Int32 in
             try Self.bounded("waiting for the unlock prompt", promptTimeout) { c, e in
                 secret_service_unlock_dbus_paths_sync(service, array, c, nil, e)
@@ -434,6 +451,7 @@ extension SecretServiceSession {
         let table = Self.hashTable(attributes)
         defer { g_hash_table_unref(table) }
         let bytes = data ?? Data()
+        let service = try libsecretService()
         let path = try bytes.withUnsafeBytes { raw in
             Result { () throws(SecItemError) -> UnsafeMutablePointer<gchar>? in
                 try call("creating an item") { c, e in
@@ -448,6 +466,7 @@ extension SecretServiceSession {
 
     /// Item.Delete. Returns `false` when the item was already gone.
     func delete(_ path: String) throws(SecItemError) -> Bool {
+        let service = try libsecretService()
         do throws(SecItemError) {
             _ = try call("deleting an item") { c, e in secret_service_delete_item_dbus_path_sync(service, path, c, e) }
             return true
@@ -468,7 +487,7 @@ extension SecretServiceSession {
             errors.withUnsafeMutableBufferPointer { e in
                 direct { ms in
                     csecitem_item_write(
-                        service, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
+                        secretSession, connection, path, secret != nil ? 1 : 0, raw.baseAddress, gsize(raw.count), table,
                         label, ms, nil, e.baseAddress)
                 }
             }

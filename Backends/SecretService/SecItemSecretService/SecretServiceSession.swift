@@ -2,16 +2,22 @@ internal import CSecItemLibsecret
 import SecItemCore
 import Synchronization
 
-/// One session with the Secret Service: the session-bus connection, a
-/// `SecretService` proxy with an open encryption session, and the resolved
-/// collection, plus what the session has learned (the collection's lock state,
-/// where primary keys' holders were last seen).
+/// One session with the Secret Service: the session-bus connection, an open
+/// encryption session (ours, opened with plain D-Bus calls: session.c), the resolved
+/// collection, and libsecret's `SecretService` proxy once something needs it (its
+/// prompts: unlocking, a prompted delete or create); plus what the session has learned
+/// (the collection's lock state, where primary keys' holders were last seen).
 ///
 /// Not thread-safe on its own: ``SecretServiceConnection`` only touches it under
 /// its lock. Its calls into libsecret and GDBus are in `Libsecret.swift`.
 final class SecretServiceSession {
     let connection: OpaquePointer
-    let service: OpaquePointer
+    /// The encryption session (a `CSecItemSession`, session.c): every secret read or
+    /// written goes through it.
+    let secretSession: OpaquePointer
+    /// libsecret's proxy, opened on first use (``libsecretService()``): the lookups never
+    /// need it, and its set-up costs round trips and millions of instructions (issue 24).
+    var proxy: OpaquePointer?
     let collectionPath: String
     /// How the collection was chosen ("alias default", "fallback: login", …).
     let collectionSource: String
@@ -41,11 +47,11 @@ final class SecretServiceSession {
     var timeoutMilliseconds: Int32 { timeout.milliseconds }
 
     private init(
-        connection: OpaquePointer, service: OpaquePointer, collectionPath: String,
+        connection: OpaquePointer, secretSession: OpaquePointer, collectionPath: String,
         collectionSource: String, timeout: Duration, promptTimeout: Duration
     ) {
         self.connection = connection
-        self.service = service
+        self.secretSession = secretSession
         self.collectionPath = collectionPath
         self.collectionSource = collectionSource
         self.timeout = timeout
@@ -53,13 +59,13 @@ final class SecretServiceSession {
     }
 
     deinit {
-        Self.release(service: service, connection: connection, watch: lockState.watch)
+        Self.release(session: secretSession, proxy: proxy, connection: connection, watch: lockState.watch)
     }
 
     /// Takes `timeout` as the bound of every later call (the proxy's own included).
     func adopt(timeout: Duration) {
         self.timeout = timeout
-        Self.setProxyTimeout(service, timeout.milliseconds)
+        if let proxy { Self.setProxyTimeout(proxy, timeout.milliseconds) }
     }
 
     // MARK: Opening
@@ -72,32 +78,38 @@ final class SecretServiceSession {
 
     /// Connects, opens the service and resolves the collection, each step bounded by `timeout`.
     ///
-    /// One connection (the process's session bus) and, for the usual
-    /// configurations (an alias, or none: the `default` alias), no round trip of
+    /// One connection (the process's session bus), no libsecret proxy, and, for the
+    /// usual configurations (an alias, or none: the `default` alias), no round trip of
     /// its own for the collection: its alias is read in the same round trip as
     /// the encryption session is opened.
     static func open(
         _ configuration: SecretServiceBackend.Configuration, progress: inout OpenProgress
     ) throws(SecItemError) -> SecretServiceSession {
         let timeout = configuration.timeout
-        let bus = try connectBus(timeout)
-        defer { g_object_unref(UnsafeMutableRawPointer(bus)) }  // the service holds its own reference
+        let connection = try connectBus(timeout)
         progress.busReachable = true
         let configured = configuration.collection
         let alias = configured.map { $0.hasPrefix("/") ? nil : $0 } ?? "default"
-        let (service, connection, aliasPath) = try openService(bus, readingAlias: alias, timeout)
+        let secretSession: OpaquePointer
+        let aliasPath: Result<String?, SecItemError>?
+        do throws(SecItemError) {
+            (secretSession, aliasPath) = try beginSession(connection, readingAlias: alias, timeout)
+        } catch {
+            g_object_unref(UnsafeMutableRawPointer(connection))
+            throw error
+        }
         progress.providerAnswers = true
         // From here the SecretServiceSession owns both handles.
         let resolved: (path: String, source: String)
         do throws(SecItemError) {
             resolved = try resolveCollection(configured, alias: aliasPath, connection: connection, timeout: timeout)
         } catch {
-            release(service: service, connection: connection, watch: nil)
+            release(session: secretSession, proxy: nil, connection: connection, watch: nil)
             throw error
         }
         return SecretServiceSession(
-            connection: connection, service: service, collectionPath: resolved.path, collectionSource: resolved.source,
-            timeout: timeout, promptTimeout: configuration.promptTimeout)
+            connection: connection, secretSession: secretSession, collectionPath: resolved.path,
+            collectionSource: resolved.source, timeout: timeout, promptTimeout: configuration.promptTimeout)
     }
 
     private static let loginPath = "/org/freedesktop/secrets/collection/login"

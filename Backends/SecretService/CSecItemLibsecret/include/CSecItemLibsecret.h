@@ -15,28 +15,29 @@
 #define CSECITEM_SERVICE_IFACE "org.freedesktop.Secret.Service"
 #define CSECITEM_PROPS_IFACE "org.freedesktop.DBus.Properties"
 
-/* ---- connection.c: the bus and the service -------------------------------- */
+/* The encryption session with the provider (session.c) and the client's half of its
+ * Diffie-Hellman exchange. */
+typedef struct CSecItemSession CSecItemSession;
+typedef struct CSecItemSessionOffer CSecItemSessionOffer;
+
+/* ---- connection.c: the bus, the session and the service -------------------- */
 
 GDBusConnection *csecitem_connect(gint timeout_ms, gboolean *timed_out, GError **error);
+CSecItemSession *csecitem_session_begin(GDBusConnection *connection, const char *alias, gint timeout_ms,
+                                        gchar **alias_path, GError **alias_error, gboolean *timed_out,
+                                        GError **error);
 SecretService *csecitem_service_open(GDBusConnection *connection, const char *alias, gint timeout_ms,
                                      gchar **alias_path, GError **alias_error, gboolean *timed_out,
                                      GError **error);
 void csecitem_service_set_timeout(SecretService *service, gint timeout_ms);
-GDBusConnection *csecitem_service_connection(SecretService *service);
-gpointer csecitem_object_ref(gpointer object);
 
 /* ---- session.c: the encryption session (libcrypto, not libsecret's) --------- */
-
-/* The object path of the encryption session csecitem_service_open opened for `service`. */
-const gchar *csecitem_session_path(SecretService *service);
 
 /* The session's readings of what the provider sends, reached by the fuzz target
  * (Fuzz/SecItemFuzz, `secret-service-session`; docs/fuzzing.md) without a bus: the
  * provider's OpenSession reply and its GetSecrets reply, each as a serialized GVariant
  * (the bytes untrusted, as GDBus hands a message's body over), through the same code
  * the backend runs on the message. csecitem_secret_load first. */
-typedef struct CSecItemSession CSecItemSession;
-typedef struct CSecItemSessionOffer CSecItemSessionOffer;
 /* The client's half of a new Diffie-Hellman exchange (NULL when there is no randomness). */
 CSecItemSessionOffer *csecitem_session_offer_new(void);
 void csecitem_session_offer_free(CSecItemSessionOffer *offer);
@@ -92,13 +93,13 @@ gchar **csecitem_search_checking_lock(GDBusConnection *connection, const char *c
                                       GHashTable *attributes, gboolean check_lock, gint timeout_ms,
                                       GCancellable *cancellable, gboolean *locked, GError **lock_error,
                                       GError **error);
-void csecitem_read_items(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+void csecitem_read_items(const CSecItemSession *session, GDBusConnection *connection, const gchar *const *paths,
                          guint count, gboolean attributes_only, gint timeout_ms, GCancellable *cancellable,
                          GVariant **properties, GError **errors, GHashTable **secrets, GError **secrets_error,
                          guint *undecodable);
-GHashTable *csecitem_get_secrets(SecretService *service, GDBusConnection *connection, const gchar *const *paths,
+GHashTable *csecitem_get_secrets(const CSecItemSession *session, GDBusConnection *connection, const gchar *const *paths,
                                  gint timeout_ms, GCancellable *cancellable, guint *undecodable, GError **error);
-void csecitem_item_write(SecretService *service, GDBusConnection *connection, const char *item_path,
+void csecitem_item_write(const CSecItemSession *session, GDBusConnection *connection, const char *item_path,
                          gboolean set_secret, const void *bytes, gsize length, GHashTable *attributes,
                          const char *label, gint timeout_ms, GCancellable *cancellable, GError **errors);
 
