@@ -48,9 +48,21 @@ struct Workload {
     /// profiling one of them, or a chosen interleaving: `--op add,lookup`).
     nonisolated(unsafe) static var opFilter: String?
 
+    /// Whether `--op` selects `op` (every operation when it is not given).
+    static func wants(_ op: String, filter: String? = opFilter) -> Bool {
+        filter.map { $0.split(separator: ",").contains { op.contains($0) } } ?? true
+    }
+
     /// `second`: another baseline for the same operations (measured in the same
     /// rounds); each operation then gets a second row, the same samples against it.
     /// The subject and its baselines alternate call by call (``sampleAlternating(count:warmup:_:)``).
+    ///
+    /// A run leaves every store as it found it, whichever operations `--op` selects:
+    /// `add` creates accounts `new-<k>` that `delete` removes, so with `add` alone its
+    /// items are deleted untimed after the round (the next round adds them again), and
+    /// with `delete` alone they are added untimed before it (it would time deleting
+    /// nothing). Each delete is checked: a round that does not remove exactly what it
+    /// added fails the run rather than report the wrong work.
     func run(backend: String, baselines: Baselines, second: Baselines? = nil, third: Baselines? = nil) throws -> [Measurement] {
         let opFilter = Self.opFilter
         var out: [Measurement] = []
@@ -59,7 +71,7 @@ struct Workload {
             _ op: String, count: Int? = nil, warmup: Int? = nil, _ which: KeyPath<Baselines, Baselines.Work?>,
             _ subject: @escaping (Int) throws -> Int
         ) throws {
-            guard opFilter.map({ $0.split(separator: ",").contains { op.contains($0) } }) ?? true else { return }
+            guard Self.wants(op, filter: opFilter) else { return }
             let first = baselines[keyPath: which], other = second?[keyPath: which], last = third?[keyPath: which]
             let bodies = [subject] + [first, other, last].compactMap { $0?.body }
             let measured = try sampleAlternating(count: count ?? n, warmup: warmup ?? w, bodies)
@@ -73,10 +85,38 @@ struct Workload {
             }
         }
         let client = self.client, items = self.items, existing = self.existing
-        try measure("add", \.add) { k in
+        let add: (Int) throws -> Int = { k in
             try client.addItem(Self.addQuery(k, items: items, account: "new-\(k)"))
             return k
         }
+        let delete: (Int) throws -> Int = { k in
+            let q: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
+                kSecAttrAccount as String: "new-\(k)",
+            ]
+            return try client.deleteItems(q)
+        }
+        // The stores' add and delete, subject first: what `add` and `delete` need of each other.
+        let pairs: [(name: String, add: ((Int) throws -> Int)?, delete: ((Int) throws -> Int)?)] =
+            [(backend, add, delete)] + [baselines, second, third].compactMap { $0 }.map { ($0.add?.name ?? $0.delete?.name ?? "", $0.add?.body, $0.delete?.body) }
+        let keys = 0..<(w + n)  // the k of every call sampleAlternating makes
+        let adding = Self.wants("add", filter: opFilter), deleting = Self.wants("delete", filter: opFilter)
+        /// Runs `body` untimed on every key; each call must return `expected` (deletes: 1 removed).
+        func untimed(_ what: String, _ body: ((Int) throws -> Int)?, of name: String, expected: Int? = nil) throws {
+            guard let body else {
+                throw BenchmarkError("\(backend): --op \(opFilter ?? "") needs \(name)'s \(what) to keep the store as the other operations expect, and it has none")
+            }
+            for k in keys {
+                let r = try body(k)
+                if let expected, r != expected {
+                    throw BenchmarkError("\(backend): \(name)'s \(what) of item new-\(k) returned \(r), not \(expected): the store is not in the state the workload expects")
+                }
+            }
+        }
+        for pair in pairs where deleting && !adding && pair.delete != nil {
+            try untimed("add", pair.add, of: pair.name)
+        }
+        try measure("add", \.add, add)
         try measure("lookup-hit", \.lookupHit) { k in
             (try client.copyMatchingItems(Self.lookupQuery(Self.account(existing(k)))) as? Data)?.count ?? -1
         }
@@ -95,12 +135,9 @@ struct Workload {
             ]
             return try client.updateItems(q, [kSecValueData as String: Self.data(k &+ 1)])
         }
-        try measure("delete", \.delete) { k in
-            let q: [String: Any] = [
-                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: Self.service,
-                kSecAttrAccount as String: "new-\(k)",
-            ]
-            return try client.deleteItems(q)
+        try measure("delete", \.delete, delete)
+        for pair in pairs where adding && !deleting && pair.add != nil {
+            try untimed("delete", pair.delete, of: pair.name, expected: 1)
         }
         let queryCount = max(5, n / 10)
         try measure("query-100-attrs", count: queryCount, warmup: 2, \.query100) { k in

@@ -102,6 +102,27 @@ struct BenchmarkHarnessTests {
         #expect(hit["items"] as? Int == 1000)
         #expect((hit["median_ns"] as? Int ?? 0) > 0)
     }
+
+    /// `add` creates the items `delete` removes: a subject and its baselines run in
+    /// rounds, so `--op add` without `delete` added the same accounts again in the second
+    /// round (errSecDuplicateItem), and `--op delete` alone timed deleting nothing.
+    @Test(
+        "any subset of --op runs on the memory and file groups",
+        arguments: [
+            ("memory/1000", "lookup-hit,add"), ("memory/1000", "add"), ("memory/1000", "delete,lookup-miss"),
+            ("file/1000", "add,update"), ("file/1000", "delete"),
+        ])
+    func operationSubset(group: String, ops: String) throws {
+        let (status, output) = try ExamplePrograms.run(
+            "SecItemBenchmarks", environment: [:], arguments: ["--quick", "--filter", group, "--op", ops])
+        #expect(status == 0, "--filter \(group) --op \(ops):\n\(output)")
+        let rows = output.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        let all = ["add", "lookup-hit", "lookup-miss", "update", "delete", "query-100-attrs"]
+        let selected = ops.split(separator: ",").map(String.init)
+        for op in all {
+            #expect(rows.contains(op) == selected.contains(op), "\(group) --op \(ops): a row for \(op) only when selected:\n\(output)")
+        }
+    }
 }
 
 /// The seeds' biometric-save example, ported with only its import changed: it stores the
