@@ -1,5 +1,6 @@
 /* The smallest program doing the irreducible work of `secitem find-generic-password -w`
- * on the file backend, for Benchmarks/cli_startup.py: the whole-process baseline.
+ * on the file backend, for the CLI table of SecItemBenchmarks (`--filter cli`,
+ * CLIStartupBenchmarks.swift): the whole-process baseline.
  *
  *   find_baseline create FILE KEYFILE COUNT   fills its own keychain-like file
  *   find_baseline lookup FILE KEYFILE ACCOUNT prints the secret and a newline

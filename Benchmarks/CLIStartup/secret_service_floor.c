@@ -1,4 +1,5 @@
-/* The floor of a Secret Service lookup, for Benchmarks/cli_startup.py (issue 24): the
+/* The floor of a Secret Service lookup, for the CLI table of SecItemBenchmarks (`--filter cli`,
+ * CLIStartupBenchmarks.swift; issue 24): the
  * least a program does to read one secret from the session bus's provider with an
  * encrypted session, as `secret-tool lookup` and `secitem find -w` do, and nothing else.
  *

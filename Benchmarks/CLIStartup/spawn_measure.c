@@ -1,4 +1,5 @@
-/* Runs one command and reports its wall time and peak memory, for Benchmarks/cli_startup.py.
+/* Runs one command and reports its wall time and peak memory, for the CLI table of
+ * SecItemBenchmarks (`--filter cli`, Benchmarks/SecItemBenchmarks/CLIStartupBenchmarks.swift).
  *
  *   spawn_measure REPORT COMMAND [ARGUMENTS…]
  *
@@ -8,7 +9,7 @@
  * mode (from wait4, so a loaded machine, which stretches wall time, still gives a CPU
  * time that compares across programs). The fork happens here, in a process of about 1 MiB, so the
  * child's ru_maxrss (which counts the memory it had between fork and exec) is the
- * command's own peak, not the harness's (a Python parent would add its ~14 MiB). */
+ * command's own peak, not the harness's (the benchmark process, tens to hundreds of MiB). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,4 +4,5 @@ typealias BenchmarkGroup = (Options, inout [Measurement], inout [[String: Any]])
 @MainActor let extraGroups: [BenchmarkGroup] = [
     FileBenchmarks.group, TPM2Benchmarks.group, SecretServiceBenchmarks.group, PostgreSQLBenchmarks.group, KeySourceBenchmarks.group,
     RollbackBenchmarks.group, ScalingBenchmarks.group, PostgreSQLScaling.group, ProfileBenchmarks.group, FleetBenchmarks.group,
+    CLIStartupBenchmarks.group,
 ]

@@ -1,6 +1,10 @@
 // SecItem benchmarks: every backend against its baseline, measured in the same run.
 //
-//   swift run -c release SecItemBenchmarks [--quick] [--filter TEXT] [--json FILE]
+//   swift run -c release SecItemBenchmarks [--quick] [--filter TEXT] [--op OPS] [--json FILE] [--secitem PATH] [--cli-floor PROGRAM]…
+//
+// A full run ends with the CLI table (group `cli`, CLIStartupBenchmarks.swift), which
+// runs the `secitem` built beside this program (or --secitem PATH); run the whole under
+// `scripts/with-secret-service scripts/with-postgresql` for every group.
 //
 // Ratios (subject median / baseline median) are what to read; absolute times
 // depend on the machine. See Benchmarks/RESULTS.md.
@@ -10,6 +14,10 @@ struct Options {
     var quick = false
     var filter: String?
     var jsonPath: String?
+    /// The `secitem` the `cli` group runs (default: the one beside this program).
+    var secitem: String?
+    /// Programs the `cli` group also times alone (`--cli-floor PROG`, repeatable: a floor such as an empty Swift program).
+    var cliFloors: [String] = []
 
     init(_ arguments: [String]) {
         var it = arguments.makeIterator()
@@ -19,8 +27,10 @@ struct Options {
             case "--filter": filter = it.next()
             case "--json": jsonPath = it.next()
             case "--op": Workload.opFilter = it.next()
+            case "--secitem": secitem = it.next()
+            case "--cli-floor": if let program = it.next() { cliFloors.append(program) }
             case "-h", "--help":
-                print("usage: SecItemBenchmarks [--quick] [--filter GROUP] [--op OPERATION[,OPERATION…]] [--json FILE]")
+                print("usage: SecItemBenchmarks [--quick] [--filter GROUP] [--op OPERATION[,OPERATION…]] [--json FILE] [--secitem PATH] [--cli-floor PROGRAM]…")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown argument \(a)\n".utf8))

@@ -5,7 +5,7 @@ import Testing
 /// Issue 14, start-up: a command loads what its backend needs and nothing else
 /// (docs/cli.md, "Start-up"). Checked with the dynamic loader's own record
 /// (`LD_DEBUG=files`), which lists every shared object a process maps, at start or
-/// by `dlopen` later; timings are for Benchmarks/cli_startup.py, not for tests.
+/// by `dlopen` later; timings are for the benchmark (`SecItemBenchmarks --filter cli`), not for tests.
 @Suite("secitem start-up")
 struct StartupTests {
     /// Shared objects the PostgreSQL backend alone needs: a file-backend process never maps them.

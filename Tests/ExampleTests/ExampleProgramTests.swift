@@ -123,6 +123,28 @@ struct BenchmarkHarnessTests {
             #expect(rows.contains(op) == selected.contains(op), "\(group) --op \(ops): a row for \(op) only when selected:\n\(output)")
         }
     }
+
+    /// The CLI table in the benchmark's own run (issue 24): `find -w` on the file store
+    /// against the C program, timed through spawn_measure, in the table and the JSON;
+    /// without a Secret Service its rows are skipped, saying so, and the run still succeeds.
+    @Test("the cli group times find -w against its C baseline and says when the Secret Service rows are skipped")
+    func cliTable() throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cli-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: json) }
+        let (status, output) = try ExamplePrograms.run(
+            "SecItemBenchmarks", environment: ["DBUS_SESSION_BUS_ADDRESS": ""],
+            arguments: ["--quick", "--filter", "cli", "--json", json.path])
+        #expect(status == 0, "output:\n\(output)")
+        #expect(output.contains("cli/secret-service: SKIPPED, NO SECRET SERVICE"), "output:\n\(output)")
+        #expect(output.contains("sqlite3+libcrypto C") && output.contains("process floor (/bin/true)"), "output:\n\(output)")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any]
+        let results = try #require(object?["results"] as? [[String: Any]])
+        let file = try #require(results.first { $0["group"] as? String == "cli" && $0["backend"] as? String == "file" })
+        let subject = try #require(file["subject"] as? [String: Any])
+        #expect((subject["cpu_ms"] as? Double ?? 0) > 0 && (subject["median_ms"] as? Double ?? 0) > 0)
+        #expect((subject["peak_rss_mib"] as? Double ?? 0) > 0 && (file["ratio"] as? Double ?? 0) > 0)
+        #expect(results.contains { $0["group"] as? String == "cli" && $0["skipped"] != nil && $0["backend"] as? String == "secret-service" })
+    }
 }
 
 /// The seeds' biometric-save example, ported with only its import changed: it stores the
