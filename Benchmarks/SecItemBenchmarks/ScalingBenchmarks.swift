@@ -37,9 +37,12 @@ enum ScalingBenchmarks {
         var perCPU: [Double] = []
         /// CPU seconds per wall second: how many cores the process kept busy.
         var cores: [Double] = []
+        /// With a writer: the items it added per second (what the readers shared the store with).
+        var writes: [Double] = []
         var median: Double { rates.sorted()[rates.count / 2] }
         var medianPerCPU: Double { perCPU.sorted()[perCPU.count / 2] }
         var medianCores: Double { cores.sorted()[cores.count / 2] }
+        var medianWrites: Double { writes.isEmpty ? 0 : writes.sorted()[writes.count / 2] }
     }
 
     static func group(_ options: Options, _ results: inout [Measurement], _ extra: inout [[String: Any]]) {
@@ -95,6 +98,7 @@ enum ScalingBenchmarks {
                             rows[s][i].rates.append(m.rate)
                             rows[s][i].perCPU.append(m.perCPU)
                             rows[s][i].cores.append(m.cores)
+                            rows[s][i].writes.append(m.writes)
                         }
                     }
                 }
@@ -113,6 +117,7 @@ enum ScalingBenchmarks {
                 "threads": row.threads, "lookups_per_second": row.median, "ratio_to_one_thread": row.median / one,
                 "ratio_to_no_writer": row.writer ? row.median / alone : NSNull(),
                 "lookups_per_cpu_second": row.medianPerCPU, "cores_busy": row.medianCores,
+                "writer_adds_per_second": row.writer ? row.medianWrites : NSNull(),
             ])
         }
     }
@@ -149,13 +154,14 @@ enum ScalingBenchmarks {
     /// Lookups per second of `threads` threads reading for `seconds` (with one more
     /// thread adding items all along when `writer`).
     static func measure(_ subject: Subject, threads: Int, writer: Bool, seconds: Double) throws
-        -> (rate: Double, perCPU: Double, cores: Double)
+        -> (rate: Double, perCPU: Double, cores: Double, writes: Double)
     {
         let go = Atomic<Bool>(false)
         let stop = Atomic<Bool>(false)
         let ready = Atomic<Int>(0)
         let total = Atomic<Int>(0)
         let failures = Atomic<Int>(0)
+        let added = Atomic<Int>(0)
         let shared = subject
         var handles: [pthread_t] = []
         func spawn(_ body: @escaping @Sendable () -> Void) {
@@ -193,6 +199,7 @@ enum ScalingBenchmarks {
                     shared.add(k, String(tag))
                     k += 1
                 }
+                added.store(k, ordering: .relaxed)
             }
         }
         while ready.load(ordering: .relaxed) < handles.count { sched_yield() }
@@ -206,7 +213,7 @@ enum ScalingBenchmarks {
         let cpu = cpuSeconds() - cpuStart
         guard failures.load(ordering: .relaxed) == 0 else { throw BenchmarkError("lookups failed during the scaling run") }
         let lookups = Double(total.load(ordering: .relaxed))
-        return (lookups / elapsed, cpu > 0 ? lookups / cpu : 0, cpu / elapsed)
+        return (lookups / elapsed, cpu > 0 ? lookups / cpu : 0, cpu / elapsed, Double(added.load(ordering: .relaxed)) / elapsed)
     }
 
     /// User + system CPU time of the whole process.
@@ -231,13 +238,15 @@ enum ScalingBenchmarks {
         }
         lines.append("with one writer thread adding items all along (readers' lookups/s; ratio to the same readers alone;")
         lines.append("'memory minimal': two copies of a dictionary, lookups never waiting for the writer; cores: with 2 readers")
-        lines.append("and the writer, 3 threads share 2 cores, so readers alone on both cores can keep at most about 2/3 of their lookups)")
+        lines.append("and the writer, 3 threads share 2 cores, so readers alone on both cores can keep at most about 2/3 of their lookups;")
+        lines.append("writes/s: the items the writer added per second: the faster the disk lets it commit, the more the readers share)")
         for row in table where row.writer {
             let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }?.median ?? .nan
             lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
                 + String(row.threads).leftPad(8) + String(format: "%.0f", row.median).leftPad(12)
                 + String(format: "%.2f×", row.median / alone).leftPad(8)
-                + String(format: "%.0f", row.medianPerCPU).leftPad(12) + String(format: "%.2f", row.medianCores).leftPad(8))
+                + String(format: "%.0f", row.medianPerCPU).leftPad(12) + String(format: "%.2f", row.medianCores).leftPad(8)
+                + String(format: "%.0f", row.medianWrites).leftPad(10) + " writes/s")
         }
         return lines.joined(separator: "\n")
     }
