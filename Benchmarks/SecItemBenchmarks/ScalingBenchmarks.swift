@@ -21,6 +21,10 @@ import Synchronization
 enum ScalingBenchmarks {
     static let threadCounts = counts("SECITEM_BENCH_SCALING_THREADS") ?? [1, 2, 4, 8, 32]
     static let writerReaderCounts = counts("SECITEM_BENCH_SCALING_WRITER_READERS") ?? [1, 2]
+    /// `SECITEM_BENCH_SCALING_WRITES_PER_SECOND=N`: the writer adds at most N items a second,
+    /// the backend's and the minimal design's alike, so their readers share the store with
+    /// the same writes (unpaced, each writer goes as fast as its disk lets it commit).
+    static let writerPace = ProcessInfo.processInfo.environment["SECITEM_BENCH_SCALING_WRITES_PER_SECOND"].flatMap(Double.init)
 
     /// A comma-separated list of thread counts from the environment (to profile one
     /// configuration: `SECITEM_BENCH_SCALING_THREADS=2 SECITEM_BENCH_SCALING_WRITER_READERS=`).
@@ -195,7 +199,15 @@ enum ScalingBenchmarks {
                 ready.wrappingAdd(1, ordering: .relaxed)
                 while !go.load(ordering: .acquiring) { sched_yield() }
                 var k = 0
+                let paced = writerPace.map { 1e9 / $0 }, begin = nowNanoseconds()
                 while !stop.load(ordering: .relaxed) {
+                    if let paced {
+                        let due = begin + UInt64(Double(k) * paced), now = nowNanoseconds()
+                        if now < due {
+                            usleep(UInt32(min(10_000, (due - now) / 1_000)))
+                            continue
+                        }
+                    }
                     shared.add(k, String(tag))
                     k += 1
                 }
@@ -239,7 +251,8 @@ enum ScalingBenchmarks {
         lines.append("with one writer thread adding items all along (readers' lookups/s; ratio to the same readers alone;")
         lines.append("'memory minimal': two copies of a dictionary, lookups never waiting for the writer; cores: with 2 readers")
         lines.append("and the writer, 3 threads share 2 cores, so readers alone on both cores can keep at most about 2/3 of their lookups;")
-        lines.append("writes/s: the items the writer added per second: the faster the disk lets it commit, the more the readers share)")
+        lines.append("writes/s: the items the writer added per second: the faster the disk lets it commit, the more the readers share;")
+        lines.append(writerPace.map { String(format: "the writer paced to at most %.0f a second)", $0) } ?? "the writer unpaced)")
         for row in table where row.writer {
             let alone = table.first { $0.backend == row.backend && $0.threads == row.threads && !$0.writer }?.median ?? .nan
             lines.append(row.backend.padding(toLength: 16, withPad: " ", startingAt: 0)
