@@ -2,6 +2,9 @@ import Dispatch
 import SecItemSQLite
 import Synchronization
 import Testing
+#if SECITEM_THREAD_SANITIZER
+import SecItemCore  // its ThreadSanitizerMutex is this module's Mutex there
+#endif
 
 /// The registry that closes file backends still open at exit (`OpenBackends`): backends
 /// are opened and dropped on many threads at once (a server, the test suite itself).
