@@ -13,7 +13,7 @@ struct ForeignItemsReadOnlyTests {
     static let foreign = "org.secitem.foreign"
 
     func secretTool(_ arguments: [String], stdin: String? = nil) throws -> ProcessOutput {
-        try ChildProcess.run(try Executables.which("secret-tool"), arguments, stdin: stdin.map { Data($0.utf8) })
+        try SecretServiceWitness.secretTool(arguments, stdin: stdin)
     }
 
     @Test("the sign-out wipe of an app listing the foreign group deletes its own items, not secret-tool's")

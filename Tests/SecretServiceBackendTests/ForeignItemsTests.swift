@@ -14,12 +14,12 @@ struct ForeignItemsTests {
 
     func secretTool(_ arguments: [String], stdin: String? = nil) throws -> ProcessOutput {
         try SharedService.require()
-        return try ChildProcess.run(try Executables.which("secret-tool"), arguments, stdin: stdin.map { Data($0.utf8) })
+        return try SecretServiceWitness.secretTool(arguments, stdin: stdin)
     }
 
     func python(_ code: String) throws -> ProcessOutput {
         try SharedService.require()
-        let result = try ChildProcess.run("/usr/bin/python3", ["-c", "import keyring, sys\n" + code])
+        let result = try SecretServiceWitness.run("/usr/bin/python3", ["-c", "import keyring, sys\n" + code])
         if result.status != 0, result.stderr.contains("No module named") {
             throw TestSetupError("/usr/bin/python3 has no keyring module (apt-get install python3-keyring): \(result.stderr)")
         }

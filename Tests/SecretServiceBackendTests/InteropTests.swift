@@ -18,7 +18,7 @@ struct SecretServiceInteropTests {
             kSecAttrAccount as String: "alice", kSecValueData as String: secret,
         ])
         let tool = try which("secret-tool")
-        let lookup = try runCommand(tool, ["lookup", "service", service, "account", "alice"], timeout: .seconds(20))
+        let lookup = try SecretServiceWitness.run(tool, ["lookup", "service", service, "account", "alice"], timeout: .seconds(20))
         if SharedService.provider == "gnome-keyring" {
             // With gnome-keyring, secret-tool prints any secret's bytes.
             #expect(lookup.status == 0, "\(lookup.stderr)")
@@ -32,11 +32,11 @@ struct SecretServiceInteropTests {
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
             kSecAttrAccount as String: "text", kSecValueData as String: Data("pässwörd 🔑".utf8),
         ])
-        let text = try runCommand(tool, ["lookup", "service", service, "account", "text"], timeout: .seconds(20))
+        let text = try SecretServiceWitness.run(tool, ["lookup", "service", service, "account", "text"], timeout: .seconds(20))
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdoutData == Data("pässwörd 🔑".utf8))
 
-        let search = try runCommand(tool, ["search", "--all", "service", service, "account", "alice"], timeout: .seconds(20))
+        let search = try SecretServiceWitness.run(tool, ["search", "--all", "service", service, "account", "alice"], timeout: .seconds(20))
         let found = search.stdout + search.stderr
         #expect(found.contains("label = \(service) (alice)"))
         #expect(found.contains("attribute.account = alice"))
@@ -77,7 +77,7 @@ struct SecretServiceInteropTests {
             value = keyring.get_password(sys.argv[1], sys.argv[2])
             sys.stdout.buffer.write(b"<none>" if value is None else value.encode("utf-8"))
             """
-        let result = try runCommand(python, ["-c", script, service, "bob"], environment: env, timeout: .seconds(60))
+        let result = try SecretServiceWitness.run(python, ["-c", script, service, "bob"], environment: env, timeout: .seconds(60))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == password)
     }

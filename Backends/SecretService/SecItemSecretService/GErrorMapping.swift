@@ -24,6 +24,18 @@ struct GErrorFacts {
             || message.contains("Can't find session") || message.contains("The session wrapping the secret does not exist")
             || message.contains("The session does not exist")
     }
+
+    /// The item a `GetSecrets` named that the provider no longer has: KWallet fails the
+    /// whole call with `InvalidArgs` "Can't find item at path P" for the first such
+    /// item (gnome-keyring leaves it out of the answer instead).
+    var vanishedItem: String? {
+        guard remote == "org.freedesktop.DBus.Error.InvalidArgs" || message.contains("DBus.Error.InvalidArgs") else { return nil }
+        guard let range = message.ranges(of: Self.kwalletVanishedItem).last else { return nil }
+        let path = message[range.upperBound...]
+        return path.hasPrefix("/") && !path.contains(" ") ? String(path) : nil
+    }
+
+    static let kwalletVanishedItem = "Can't find item at path "
 }
 
 /// The stage a call belongs to, which decides what an unexplained failure means.
@@ -61,7 +73,7 @@ extension SecItemError {
         } else if remote == "org.freedesktop.Secret.Error.IsLocked" || secret(SECRET_ERROR_IS_LOCKED) {
             self.init(errSecInteractionNotAllowed, "the Secret Service collection or item is locked")
         } else if dbus(G_DBUS_ERROR_UNKNOWN_OBJECT) || dbus(G_DBUS_ERROR_UNKNOWN_METHOD) || remote == "org.freedesktop.Secret.Error.NoSuchObject"
-            || secret(SECRET_ERROR_NO_SUCH_OBJECT)
+            || secret(SECRET_ERROR_NO_SUCH_OBJECT) || error.vanishedItem != nil
         {
             self.init(errSecInvalidItemRef, "the Secret Service object no longer exists: \(message)")
         } else if phase == .provider {

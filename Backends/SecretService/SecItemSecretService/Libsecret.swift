@@ -413,10 +413,27 @@ extension SecretServiceSession {
         return Self.properties(consuming: keys, values, label, locked)
     }
 
-    /// The secrets of `paths`, by path (items without a secret are absent).
+    /// The secrets of `paths`, by path (items without a secret, or deleted since the
+    /// caller found them, are absent).
     /// - Throws: `errSecIO`, marking the session lost, when the provider sent a
     ///   secret this session cannot decrypt.
     func secrets(_ paths: [String]) throws(SecItemError) -> [String: Data] {
+        var paths = paths
+        // KWallet fails the whole GetSecrets when one of the items is gone (another client
+        // deleted it since the search): ask again without it, as gnome-keyring answers.
+        while !paths.isEmpty {
+            do throws(SecItemError) {
+                return try secretsOnce(paths)
+            } catch where error.status == errSecInvalidItemRef {
+                guard let detail = error.detail, let gone = paths.firstIndex(where: { detail.hasSuffix(GErrorFacts.kwalletVanishedItem + $0) })
+                else { throw error }
+                paths.remove(at: gone)
+            }
+        }
+        return [:]
+    }
+
+    private func secretsOnce(_ paths: [String]) throws(SecItemError) -> [String: Data] {
         guard !paths.isEmpty else { return [:] }
         var undecodable: guint = 0
         let table = try Self.withCStringArray(paths) { (array) throws(SecItemError) -> OpaquePointer? in

@@ -227,6 +227,10 @@ public final class SecretServiceBackend: SecItemBackend {
     func closeSessionOnProvider() throws(SecItemError) {
         try connection.withSession { (session) throws(SecItemError) in try session.closeOnProvider() }
     }
+    /// The secrets of `paths`, read with one `GetSecrets` as a query's read does (tests).
+    func secrets(atPaths paths: [String]) throws(SecItemError) -> [String: Data] {
+        try connection.withSession { (session) throws(SecItemError) -> [String: Data] in try session.secrets(paths) }
+    }
     /// Reads of the collection's `Locked` so far on the current session (see `SecretServiceSession.lockReads`).
     var lockReads: Int { (try? connection.withSession { $0.lockReads }) ?? 0 }
 
