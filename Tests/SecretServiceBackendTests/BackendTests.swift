@@ -338,7 +338,8 @@ struct SecretServiceBackendTests {
         let client = SecItemClient(backend: backend, accessGroups: AccessGroups(["test"]))
         try client.addItem(genp("probe-reuse", "a", [kSecValueData as String: Data("x".utf8)]))
         #expect(try client.copyMatchingItems(genp("probe-reuse", "a", [kSecReturnData as String: true])) as? Data == Data("x".utf8))
-        #expect(backend.sessionSerial == serial, "the backend opened a session of its own")
+        // Unless the provider lost the session meanwhile (KWallet: about 1 in 100-250), which the backend counts.
+        #expect(backend.sessionSerial == serial || backend.sessionsLost > 0, "the backend opened a session of its own")
         #expect(backend.configuration.timeout == .seconds(5))
         // Probing alone hands over nothing.
         probing.namespace = nil

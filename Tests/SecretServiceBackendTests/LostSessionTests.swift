@@ -36,6 +36,7 @@ struct LostSessionTests {
         try client.addItem(genp("a", [kSecValueData as String: Data("pw-a".utf8)]))
         // The data-only path (the holder the add remembered) and the general path.
         for extra: [String: Any] in [[:], [kSecReturnAttributes as String: true]] {
+            let lostBefore = backend.sessionsLost
             let lost = try loseSession()
             var query = genp("a", [kSecReturnData as String: true])
             query.merge(extra) { $1 }
@@ -43,6 +44,7 @@ struct LostSessionTests {
             let data = (result as? Data) ?? ((result as? [String: Any])?[kSecValueData as String] as? Data)
             #expect(data == Data("pw-a".utf8))
             #expect(try #require(backend.sessionSerial) != lost, "a new session answered")
+            #expect(backend.sessionsLost > lostBefore, "the loss was counted")
         }
     }
 

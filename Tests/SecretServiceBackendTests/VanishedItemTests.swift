@@ -36,3 +36,29 @@ struct VanishedItemTests {
         #expect(try backend.secrets(atPaths: [a, b, c]) == [:])
     }
 }
+
+/// How the backend reads KWallet's answers that name no standard error.
+@Suite("Secret Service: KWallet's errors read")
+struct KWalletErrorTests {
+    func facts(_ message: String, remote: String? = "org.freedesktop.DBus.Error.InvalidArgs") -> GErrorFacts {
+        GErrorFacts(domain: .dbus, code: 0, message: "GDBus.Error:\(remote ?? "x.y"): \(message)", remote: remote)
+    }
+
+    @Test("\"Can't find item at path P\" names P as gone (errSecInvalidItemRef); other InvalidArgs do not")
+    func vanishedItem() {
+        let gone = facts("Can't find item at path /org/freedesktop/secrets/collection/kdewallet/260")
+        #expect(gone.vanishedItem == "/org/freedesktop/secrets/collection/kdewallet/260")
+        #expect(SecItemError(gone, what: "reading secrets", timeout: .seconds(5), timedOut: false, phase: .call).status == errSecInvalidItemRef)
+        #expect(facts("Collection object path is invalid").vanishedItem == nil)
+        #expect(facts("Can't find item at path /a/b", remote: "org.example.Other").vanishedItem == nil)
+        #expect(SecItemError(facts("Collection object path is invalid"), what: "x", timeout: .seconds(5), timedOut: false, phase: .call).status == errSecIO)
+    }
+
+    @Test("a refused client key and a lost session call for a new session; other errors do not")
+    func sessionFailures() {
+        #expect(facts("Client public key size is invalid").losesSession)
+        #expect(facts("Can't find session /org/freedesktop/secrets/session/227", remote: "org.freedesktop.DBus.Error.UnknownObject").losesSession)
+        #expect(!facts("Can't find item at path /org/freedesktop/secrets/collection/kdewallet/2").losesSession)
+        #expect(!facts("Item label is missing (org.freedesktop.Secret.Item.Label)").losesSession)
+    }
+}

@@ -17,12 +17,14 @@ struct GErrorFacts {
     /// the Secret Service's `NoSession` (the session was closed; libsecret strips the
     /// error's name from some messages, so gnome-keyring's wording counts too), or
     /// KWallet's "Can't find session", which kwalletd5 also answers for a secret it
-    /// cannot decrypt with the session's key (docs/secret-service-mapping.md,
-    /// "Providers"). A new session fixes both.
+    /// cannot decrypt with the session's key, and KWallet's "Client public key size is
+    /// invalid", its answer to the DH key shorter than 128 bytes that libsecret sends
+    /// 1 time in 256 when it opens its own session for `CreateItem`
+    /// (docs/secret-service-mapping.md, "Providers"). A new session fixes all three.
     var losesSession: Bool {
         remote == "org.freedesktop.Secret.Error.NoSession" || message.contains("Secret.Error.NoSession")
             || message.contains("Can't find session") || message.contains("The session wrapping the secret does not exist")
-            || message.contains("The session does not exist")
+            || message.contains("The session does not exist") || message.contains("Client public key size is invalid")
     }
 
     /// The item a `GetSecrets` named that the provider no longer has: KWallet fails the

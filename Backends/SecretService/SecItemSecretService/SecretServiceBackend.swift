@@ -220,6 +220,8 @@ public final class SecretServiceBackend: SecItemBackend {
 
     /// The number of the session in use (see `SecretServiceSession.serial`).
     var sessionSerial: Int? { try? connection.withSession { $0.serial } }
+    /// How many sessions the provider lost so far, each replaced by a new one (KWallet's lost sessions).
+    var sessionsLost: Int { connection.sessionsLost }
     /// The provider signals counted so far on the current session (`LockStateCache`); `nil` before the watch starts.
     var lockSignals: Int32? { try? connection.withSession { $0.lockState.watch.map(SecretServiceSession.lockWatchGeneration) } }
     /// Closes the current session on the provider, leaving the backend holding it: the

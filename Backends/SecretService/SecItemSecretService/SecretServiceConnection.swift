@@ -12,6 +12,10 @@ import Synchronization
 final class SecretServiceConnection: Sendable {
     let configuration: SecretServiceBackend.Configuration
     private let state: Mutex<SecretServiceSession?>
+    /// How many sessions this connection dropped because the provider lost them
+    /// (``SecretServiceSession/sessionLost``), for the tests and diagnostics.
+    private let lostSessions = Atomic<Int>(0)
+    var sessionsLost: Int { lostSessions.load(ordering: .relaxed) }
 
     /// Opens a session.
     init(configuration: SecretServiceBackend.Configuration) throws(SecItemError) {
@@ -50,12 +54,16 @@ final class SecretServiceConnection: Sendable {
                 }
                 do throws(SecItemError) {
                     let result = try body(current)
-                    if current.sessionLost { session = nil }  // lost after all that mattered: the next call opens anew
+                    if current.sessionLost {  // lost after all that mattered: the next call opens anew
+                        session = nil
+                        lostSessions.add(1, ordering: .relaxed)
+                    }
                     return result
                 } catch {
                     if error.status == errSecNotAvailable { session = nil }
                     guard current.sessionLost else { throw error }
                     session = nil
+                    lostSessions.add(1, ordering: .relaxed)
                     guard retries < Self.lostSessionRetries else { throw error }
                     retries += 1
                 }
