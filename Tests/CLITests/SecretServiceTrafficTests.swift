@@ -63,6 +63,53 @@ struct SecretServiceTrafficTests {
     }
 }
 
+extension SecretServiceTrafficTests {
+    /// The add sends its secret in the backend's own session: no libsecret proxy (its
+    /// bus-name watch and `Properties.GetAll` of the service) and no second session.
+    @Test("add: one session, no libsecret proxy, one CreateItem; no more calls to the provider than secret-tool store's but the duplicate checks")
+    func addConversation() throws {
+        let session = try PrivateSession(withKeyring: true)
+        let cli = try CLI(backend: "secret-service")
+        defer { cli.remove() }
+        let bus: [String: String?] = [
+            "DBUS_SESSION_BUS_ADDRESS": session.address,
+            "XDG_RUNTIME_DIR": session.directory.appendingPathComponent("run").path,
+        ]
+        let service = "traffic-add-\(UUID().uuidString)"
+        let ours = try BusRecording.record(session) {
+            let add = try cli.run(["add-generic-password", "-a", "alice", "-s", service, "-w", "-"], stdin: "pw-1", environment: bus)
+            #expect(add.status == 0, "\(add.stderr)")
+        }
+        let theirs = try BusRecording.record(session) {
+            let stored = try ChildProcess.run(
+                try Executables.which("secret-tool"), ["store", "--label=x", "service", service, "account", "bob"],
+                environment: session.environment, stdin: Data("pw-2".utf8))
+            #expect(stored.status == 0, "\(stored.stderr)")
+        }
+        let report = "secitem: \(ours.summary)\nsecret-tool: \(theirs.summary)"
+        let provider = ours.calls.filter { !$0.toBus }
+        #expect(ours.connections == 1, "\(report)")
+        #expect(provider.filter { $0.member == "OpenSession" }.count == 1, "one encryption session\n\(report)")
+        #expect(provider.filter { $0.member == "CreateItem" }.count == 1, "\(report)")
+        #expect(!provider.contains { $0.member == "GetAll" && $0.path == "/org/freedesktop/secrets" }, "no libsecret proxy\n\(report)")
+        #expect(!ours.calls.contains { $0.member == "Introspect" }, "\(report)")
+        // The duplicate checks before and after CreateItem (SearchItems, each with at most one
+        // read of the collection's lock state, sent with it or after an empty search) are the
+        // add's own; beyond them, no more calls to the provider than secret-tool's.
+        let checks = provider.filter { $0.member == "SearchItems" }.count
+        let lockReads = provider.filter { $0.member == "Get" && $0.arguments.contains("Locked") }.count
+        #expect(checks == 2, "\(report)")
+        #expect(lockReads <= checks, "\(report)")
+        let theirProvider = theirs.calls.filter { !$0.toBus }
+        #expect(provider.count - checks - lockReads <= theirProvider.count, "\(report)")
+        #expect(ours.calls.filter(\.toBus).count <= theirs.calls.filter(\.toBus).count, "\(report)")
+        // What was stored reads back through secret-tool.
+        let lookup = try ChildProcess.run(
+            try Executables.which("secret-tool"), ["lookup", "service", service, "account", "alice"], environment: session.environment)
+        #expect(lookup.stdout == "pw-1", "\(lookup.stderr)")
+    }
+}
+
 /// Every method call clients made on a private bus while `body` ran, from dbus-monitor.
 struct BusRecording {
     struct Call {

@@ -50,8 +50,8 @@ struct LostSessionTests {
 
     @Test("an add on a closed session is made once, on a new session, and leaves no item behind")
     func add() throws {
-        // CreateItem sends the secret in libsecret's own session (the backend's is for
-        // reads and SetSecret), which libsecret opens on the first add: one first.
+        // CreateItem sends the secret in the backend's session, as reads and SetSecret do;
+        // an add first, so the loss is of a session that has already carried one.
         try client.addItem(genp("b-first", [kSecValueData as String: Data("pw".utf8)]))
         let lost = try loseSession()
         try client.addItem(genp("b", [kSecValueData as String: Data("pw-b".utf8)]))

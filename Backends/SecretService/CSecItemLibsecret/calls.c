@@ -66,21 +66,82 @@ gboolean csecitem_get_locked(GDBusConnection *connection, const char *path, cons
     return TRUE;
 }
 
-/* In C because the properties table holds GVariants with g_variant_unref as
- * its destroy function (a function pointer) and the keys are the "Item.Label"
- * and "Item.Attributes" constants. Service.CreateItem in `collection_path`;
- * returns the new item's path (g_free). */
-gchar *csecitem_create_item(SecretService *service, const char *collection_path, const char *label,
-                            GHashTable *attributes, const void *bytes, gsize length, GCancellable *cancellable,
-                            GError **error) {
-    GHashTable *properties = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_variant_unref);
-    g_hash_table_insert(properties, CSECITEM_ITEM_IFACE ".Label", g_variant_ref_sink(g_variant_new_string(label)));
-    g_hash_table_insert(properties, CSECITEM_ITEM_IFACE ".Attributes",
-                        g_variant_ref_sink(csecitem_attributes_variant(attributes)));
-    SecretValue *value = csecitem_value_new(bytes, length);
-    gchar *path = secret_service_create_item_dbus_path_sync(service, collection_path, properties, value,
-                                                            SECRET_ITEM_CREATE_NONE, cancellable, error);
-    secret_value_unref(value);
-    g_hash_table_unref(properties);
+/* In C because it builds the CreateItem call's GVariants and seals the secret with the
+ * session's key. Collection.CreateItem in `collection_path`, the secret sent in the backend's
+ * own session (no libsecret proxy, no libsecret session), `replace` false. Returns the new
+ * item's path (g_free); or NULL with *prompt set (g_free) when the provider answered with a
+ * prompt instead (a locked collection: the caller runs it, whose result is the item's path);
+ * or NULL with *error set. */
+gchar *csecitem_create_item(const CSecItemSession *session, GDBusConnection *connection, const char *collection_path,
+                            const char *label, GHashTable *attributes, const void *bytes, gsize length,
+                            gint timeout_ms, GCancellable *cancellable, gchar **prompt, GError **error) {
+    *prompt = NULL;
+    GVariant *secret = csecitem_session_seal(session, bytes, length, csecitem_content_type(bytes, length));
+    if (secret == NULL) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, "could not encode the secret for the session");
+        return NULL;
+    }
+    g_variant_ref_sink(secret);
+    GVariantBuilder properties;
+    g_variant_builder_init(&properties, G_VARIANT_TYPE("a{sv}"));
+    g_variant_builder_add(&properties, "{sv}", CSECITEM_ITEM_IFACE ".Label", g_variant_new_string(label));
+    g_variant_builder_add(&properties, "{sv}", CSECITEM_ITEM_IFACE ".Attributes",
+                          csecitem_attributes_variant(attributes));
+    GVariant *children[3] = {g_variant_builder_end(&properties), secret, g_variant_new_boolean(FALSE)};
+    GVariant *reply = g_dbus_connection_call_sync(connection, CSECITEM_BUS_NAME, collection_path,
+                                                  CSECITEM_COLLECTION_IFACE, "CreateItem",
+                                                  g_variant_new_tuple(children, 3), G_VARIANT_TYPE("(oo)"),
+                                                  G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, error);
+    g_variant_unref(secret);
+    if (reply == NULL) return NULL;
+    const gchar *item = NULL;
+    const gchar *prompt_path = NULL;
+    g_variant_get(reply, "(&o&o)", &item, &prompt_path);
+    gchar *path = NULL;
+    if (g_strcmp0(item, "/") != 0) {
+        path = g_strdup(item);
+    } else if (g_strcmp0(prompt_path, "/") != 0) {
+        *prompt = g_strdup(prompt_path);
+    } else {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_FAILED, "CreateItem answered with neither an item nor a prompt");
+    }
+    g_variant_unref(reply);
     return path;
+}
+
+/* Item.Delete of `item_path` as a direct call. Returns TRUE when the provider deleted it,
+ * or sets *prompt (g_free) when it answered with a prompt to run first; FALSE with *error
+ * set on failure. */
+gboolean csecitem_delete_item(GDBusConnection *connection, const char *item_path, gint timeout_ms,
+                              GCancellable *cancellable, gchar **prompt, GError **error) {
+    *prompt = NULL;
+    GVariant *reply = g_dbus_connection_call_sync(connection, CSECITEM_BUS_NAME, item_path, CSECITEM_ITEM_IFACE,
+                                                  "Delete", NULL, G_VARIANT_TYPE("(o)"), G_DBUS_CALL_FLAGS_NONE,
+                                                  timeout_ms, cancellable, error);
+    if (reply == NULL) return FALSE;
+    const gchar *prompt_path = NULL;
+    g_variant_get(reply, "(&o)", &prompt_path);
+    if (g_strcmp0(prompt_path, "/") != 0) *prompt = g_strdup(prompt_path);
+    g_variant_unref(reply);
+    return TRUE;
+}
+
+/* In C for the prompt's result type (a GVariantType macro). Runs the prompt at `prompt_path`
+ * through libsecret (its prompter, or gnome-keyring's headless dismissal). Returns TRUE when
+ * the user completed it, with *item_path (g_free) set to the object path it returned when
+ * `item_path` is not NULL (CreateItem's prompt returns the new item); FALSE when it was
+ * dismissed (no error) or failed (*error set). */
+gboolean csecitem_run_prompt(SecretService *service, const char *prompt_path, GCancellable *cancellable,
+                             gchar **item_path, GError **error) {
+    if (item_path != NULL) *item_path = NULL;
+    GVariant *result = secret_service_prompt_at_dbus_path_sync(
+        service, prompt_path, cancellable, item_path != NULL ? G_VARIANT_TYPE("o") : NULL, error);
+    if (result == NULL) return FALSE;
+    if (item_path != NULL) {
+        const gchar *path = NULL;
+        g_variant_get(result, "&o", &path);
+        *item_path = g_strdup(path);
+    }
+    g_variant_unref(result);
+    return TRUE;
 }

@@ -463,33 +463,60 @@ extension SecretServiceSession {
 
     // MARK: Writing items
 
-    /// Service.CreateItem: a new item, returning its path.
+    /// Collection.CreateItem: a new item, returning its path. The secret goes in the backend's
+    /// own session, as every read and `SetSecret` does; libsecret's proxy is opened only when
+    /// the provider answers with a prompt (a collection locked since the add checked it).
+    /// - Throws: `errSecUserCanceled` when that prompt is dismissed.
     func create(attributes: [String: String], label: String, data: Data?) throws(SecItemError) -> String {
         let table = Self.hashTable(attributes)
         defer { g_hash_table_unref(table) }
         let bytes = data ?? Data()
-        let service = try libsecretService()
-        let path = try bytes.withUnsafeBytes { raw in
+        var prompt: UnsafeMutablePointer<gchar>? = nil
+        defer { g_free(prompt) }
+        let created = try bytes.withUnsafeBytes { raw in
             Result { () throws(SecItemError) -> UnsafeMutablePointer<gchar>? in
-                try call("creating an item") { c, e in
-                    csecitem_create_item(service, collectionPath, label, table, raw.baseAddress, gsize(raw.count), c, e)
+                try directCall("creating an item") { ms, e in
+                    csecitem_create_item(
+                        secretSession, connection, collectionPath, label, table, raw.baseAddress, gsize(raw.count), ms, nil,
+                        &prompt, e)
                 }
             }
         }.get()
-        guard let path else { throw SecItemError(errSecIO, "the Secret Service created no item") }
+        var path = created
+        if path == nil, let prompt {
+            let service = try libsecretService()
+            let completed = try Self.bounded("waiting for the prompt to create an item", promptTimeout, session: self) { c, e in
+                csecitem_run_prompt(service, prompt, c, &path, e)
+            }
+            if completed == 0 { throw SecItemError(errSecUserCanceled, "the prompt to create the item was dismissed") }
+        }
+        guard let path, path.pointee != 0, String(cString: path) != "/" else {
+            g_free(path)
+            throw SecItemError(errSecIO, "the Secret Service created no item")
+        }
         defer { g_free(path) }
         return String(cString: path)
     }
 
-    /// Item.Delete. Returns `false` when the item was already gone.
+    /// Item.Delete, as a direct call; libsecret's proxy is opened only when the provider
+    /// answers with a prompt. Returns `false` when the item was already gone.
+    /// - Throws: `errSecUserCanceled` when that prompt is dismissed.
     func delete(_ path: String) throws(SecItemError) -> Bool {
-        let service = try libsecretService()
+        var prompt: UnsafeMutablePointer<gchar>? = nil
+        defer { g_free(prompt) }
         do throws(SecItemError) {
-            _ = try call("deleting an item") { c, e in secret_service_delete_item_dbus_path_sync(service, path, c, e) }
-            return true
+            _ = try directCall("deleting an item") { ms, e in csecitem_delete_item(connection, path, ms, nil, &prompt, e) }
         } catch where error.status == errSecInvalidItemRef {
             return false
         }
+        if let prompt {
+            let service = try libsecretService()
+            let completed = try Self.bounded("waiting for the prompt to delete an item", promptTimeout, session: self) { c, e in
+                csecitem_run_prompt(service, prompt, c, nil, e)
+            }
+            if completed == 0 { throw SecItemError(errSecUserCanceled, "the prompt to delete the item was dismissed") }
+        }
+        return true
     }
 
     /// Changes an item's secret (when `secret` is set), attributes and label

@@ -367,6 +367,7 @@ struct _GCond {
     X(GVariant *, g_variant_iter_next_value, (GVariantIter *iter), (iter))                                              \
     X(GVariant *, g_variant_lookup_value, (GVariant *dictionary, const gchar *key, const GVariantType *expected_type),   \
       (dictionary, key, expected_type))                                                                                 \
+    X(GVariant *, g_variant_new_boolean, (gboolean value), (value))                                                     \
     X(GVariant *, g_variant_new_fixed_array,                                                                            \
       (const GVariantType *element_type, gconstpointer elements, gsize n_elements, gsize element_size),                 \
       (element_type, elements, n_elements, element_size))                                                               \
@@ -402,17 +403,14 @@ struct _GCond {
       (const SecretSchema *schema, GHashTable *attributes, const gchar *collection, const gchar *label,                 \
        SecretValue *value, GCancellable *cancellable, GError **error),                                                  \
       (schema, attributes, collection, label, value, cancellable, error))                                               \
-    X(gchar *, secret_service_create_item_dbus_path_sync,                                                               \
-      (SecretService *self, const gchar *collection_path, GHashTable *properties, SecretValue *value,                   \
-       SecretItemCreateFlags flags, GCancellable *cancellable, GError **error),                                         \
-      (self, collection_path, properties, value, flags, cancellable, error))                                            \
     X(SecretValue *, secret_service_decode_dbus_secret, (SecretService *service, GVariant *value), (service, value))    \
-    X(gboolean, secret_service_delete_item_dbus_path_sync,                                                              \
-      (SecretService *self, const gchar *item_path, GCancellable *cancellable, GError **error),                         \
-      (self, item_path, cancellable, error))                                                                            \
     X(GVariant *, secret_service_encode_dbus_secret, (SecretService *service, SecretValue *value), (service, value))    \
     X(const gchar *, secret_service_get_session_dbus_path, (SecretService *self), (self))                               \
     X(GType, secret_service_get_type, (void), ())                                                                       \
+    X(GVariant *, secret_service_prompt_at_dbus_path_sync,                                                              \
+      (SecretService *self, const gchar *prompt_path, GCancellable *cancellable, const GVariantType *return_type,       \
+       GError **error),                                                                                                 \
+      (self, prompt_path, cancellable, return_type, error))                                                             \
     V(secret_service_open,                                                                                              \
       (GType service_gtype, const gchar *service_bus_name, SecretServiceFlags flags, GCancellable *cancellable,         \
        GAsyncReadyCallback callback, gpointer user_data),                                                               \

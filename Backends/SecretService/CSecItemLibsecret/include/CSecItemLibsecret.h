@@ -83,9 +83,13 @@ gboolean csecitem_item_properties(GDBusConnection *connection, const char *item_
                                   gboolean *locked, GError **error);
 gboolean csecitem_get_locked(GDBusConnection *connection, const char *path, const char *interface, gint timeout_ms,
                              GCancellable *cancellable, gboolean *locked, GError **error);
-gchar *csecitem_create_item(SecretService *service, const char *collection_path, const char *label,
-                            GHashTable *attributes, const void *bytes, gsize length, GCancellable *cancellable,
-                            GError **error);
+gchar *csecitem_create_item(const CSecItemSession *session, GDBusConnection *connection, const char *collection_path,
+                            const char *label, GHashTable *attributes, const void *bytes, gsize length,
+                            gint timeout_ms, GCancellable *cancellable, gchar **prompt, GError **error);
+gboolean csecitem_delete_item(GDBusConnection *connection, const char *item_path, gint timeout_ms,
+                              GCancellable *cancellable, gchar **prompt, GError **error);
+gboolean csecitem_run_prompt(SecretService *service, const char *prompt_path, GCancellable *cancellable,
+                             gchar **item_path, GError **error);
 
 /* ---- pipelined.c: several calls sent at once, one round trip --------------- */
 
