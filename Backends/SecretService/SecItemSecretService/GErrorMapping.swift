@@ -18,9 +18,10 @@ struct GErrorFacts {
     /// error's name from some messages, so gnome-keyring's wording counts too), or
     /// KWallet's "Can't find session", which kwalletd5 also answers for a secret it
     /// cannot decrypt with the session's key, and KWallet's "Client public key size is
-    /// invalid", its answer to the DH key shorter than 128 bytes that libsecret sends
-    /// 1 time in 256 when it opens its own session for `CreateItem`
-    /// (docs/secret-service-mapping.md, "Providers"). A new session fixes all three.
+    /// invalid", its answer to a DH key shorter than 128 bytes (libsecret sends one 1 time
+    /// in 256 when it opens a session of its own, which only a prompt makes it do now; the
+    /// backend's own session always sends 128) (docs/secret-service-mapping.md,
+    /// "Providers"). A new session fixes all three.
     var losesSession: Bool {
         remote == "org.freedesktop.Secret.Error.NoSession" || message.contains("Secret.Error.NoSession")
             || message.contains("Can't find session") || message.contains("The session wrapping the secret does not exist")
@@ -32,12 +33,16 @@ struct GErrorFacts {
     /// item (gnome-keyring leaves it out of the answer instead).
     var vanishedItem: String? {
         guard remote == "org.freedesktop.DBus.Error.InvalidArgs" || message.contains("DBus.Error.InvalidArgs") else { return nil }
-        guard let range = message.ranges(of: Self.kwalletVanishedItem).last else { return nil }
-        let path = message[range.upperBound...]
-        return path.hasPrefix("/") && !path.contains(" ") ? String(path) : nil
+        return Self.vanishedItem(in: message)
     }
 
-    static let kwalletVanishedItem = "Can't find item at path "
+    /// The path KWallet's "Can't find item at path P" names at the end of `text` (a GError
+    /// message, or an error's detail that ends with one).
+    static func vanishedItem(in text: String) -> String? {
+        guard let range = text.ranges(of: "Can't find item at path ").last else { return nil }
+        let path = text[range.upperBound...]
+        return path.hasPrefix("/") && !path.contains(" ") ? String(path) : nil
+    }
 }
 
 /// The stage a call belongs to, which decides what an unexplained failure means.

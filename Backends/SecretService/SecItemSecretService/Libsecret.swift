@@ -425,7 +425,7 @@ extension SecretServiceSession {
             do throws(SecItemError) {
                 return try secretsOnce(paths)
             } catch where error.status == errSecInvalidItemRef {
-                guard let detail = error.detail, let gone = paths.firstIndex(where: { detail.hasSuffix(GErrorFacts.kwalletVanishedItem + $0) })
+                guard let vanished = error.detail.flatMap(GErrorFacts.vanishedItem(in:)), let gone = paths.firstIndex(of: vanished)
                 else { throw error }
                 paths.remove(at: gone)
             }
